@@ -1,0 +1,45 @@
+//! Throughput measurements printed by `gipf bench`.
+
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::rules::{Position, Variant};
+
+/// What a run of random games measured.
+#[derive(Clone, Copy, Debug)]
+pub struct RulesThroughput {
+    pub games: u64,
+    pub actions: u64,
+    pub seconds: f64,
+}
+
+impl RulesThroughput {
+    pub fn actions_per_second(&self) -> f64 {
+        self.actions as f64 / self.seconds
+    }
+}
+
+/// Plays uniformly random games of `variant` on this thread for about
+/// `duration`: each action lists the legal actions, picks one and plays it.
+/// Games longer than `max_actions` are cut off.
+pub fn random_games(variant: Variant, duration: Duration, max_actions: u32, seed: u64) -> RulesThroughput {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut legal = Vec::with_capacity(64);
+    let (mut games, mut actions) = (0u64, 0u64);
+    let start = Instant::now();
+    while start.elapsed() < duration {
+        let mut pos = Position::new(variant);
+        for _ in 0..max_actions {
+            pos.legal_actions_into(&mut legal);
+            if legal.is_empty() {
+                break;
+            }
+            pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
+            actions += 1;
+        }
+        games += 1;
+    }
+    RulesThroughput { games, actions, seconds: start.elapsed().as_secs_f64() }
+}

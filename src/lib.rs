@@ -1,0 +1,5 @@
+//! GIPF: the rules core, and the parts of an AlphaZero-style training system
+//! built on it.
+
+pub mod bench;
+pub mod rules;

@@ -1,0 +1,22 @@
+//! The rules of GIPF as `../shared/RULES.md` states them: board geometry,
+//! positions and their state machine, actions and their notation, symmetries,
+//! positions as JSON, and game records.
+
+mod action;
+mod bitboard;
+mod geometry;
+mod picture;
+mod position;
+mod record;
+mod setup;
+
+pub use action::{parse_actions, Action, NotationError, Push};
+pub use bitboard::Bitboard;
+pub use geometry::{
+    lines, push_index, pushes, Cell, Line, Point, PushGeometry, Symmetry, NUM_CELLS, NUM_LINES, NUM_POINTS, NUM_PUSHES,
+    NUM_SYMMETRIES,
+};
+pub use picture::picture;
+pub use position::{Color, GipfRight, IllegalAction, Outcome, Phase, Piece, Position, Row, Variant, WinReason};
+pub use record::{action_strings, replay, GameRecord, RecordError};
+pub use setup::{BoardEntries, PerColor, Setup, SetupError, StateJson};

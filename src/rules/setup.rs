@@ -1,0 +1,246 @@
+//! Positions as JSON: the `--position` input of RULES.md, checked before it
+//! becomes a [`Position`], and the state object `gipf rules --json` prints.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+use thiserror::Error;
+
+use super::action::NotationError;
+use super::geometry::{Cell, Point};
+use super::position::{Color, GipfRight, Phase, Piece, Position, Variant};
+
+/// A value for each player.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerColor<T> {
+    pub white: T,
+    pub black: T,
+}
+
+impl<T: Copy> PerColor<T> {
+    pub fn get(&self, color: Color) -> T {
+        match color {
+            Color::White => self.white,
+            Color::Black => self.black,
+        }
+    }
+
+    pub fn from_fn(f: impl Fn(Color) -> T) -> PerColor<T> {
+        PerColor { white: f(Color::White), black: f(Color::Black) }
+    }
+}
+
+/// The board as a JSON object from cell names to `w`, `b`, `W` or `B`, kept as
+/// written (repeated keys included) so that [`Setup::to_position`] can refuse them.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct BoardEntries(pub Vec<(String, String)>);
+
+impl<'de> Deserialize<'de> for BoardEntries {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor;
+        impl<'de> Visitor<'de> for EntriesVisitor {
+            type Value = BoardEntries;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object from cell names to \"w\", \"b\", \"W\" or \"B\"")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BoardEntries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry::<String, String>()? {
+                    entries.push(entry);
+                }
+                Ok(BoardEntries(entries))
+            }
+        }
+        deserializer.deserialize_map(EntriesVisitor)
+    }
+}
+
+impl Serialize for BoardEntries {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
+}
+
+/// A position as a user writes it: possibly illegal until checked by
+/// [`Setup::to_position`]. It is the start of `to_move`'s push.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    pub variant: Variant,
+    pub board: BoardEntries,
+    pub reserve: PerColor<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub captured: Option<PerColor<u8>>,
+    pub to_move: Color,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gipf_allowed: Option<PerColor<bool>>,
+}
+
+/// Why a position was refused.
+#[derive(Debug, Error)]
+pub enum SetupError {
+    #[error("malformed position JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("board: {0}")]
+    Cell(#[from] NotationError),
+    #[error("board: {0} is a dot on the rim; pieces stand only on interior points")]
+    OnDot(String),
+    #[error("board: {cell} is given twice")]
+    Repeated { cell: String },
+    #[error("board: '{value}' at {cell} is not a piece: expected w, b, W or B")]
+    NotAPiece { cell: String, value: String },
+    #[error("board: {0} holds a GIPF piece, and the basic variant has none")]
+    GipfInBasic(String),
+    #[error("{color}: {on_board} on the board + {reserve} in reserve + {captured} captured = {sum}, but the {variant} variant has {total} pieces each")]
+    WrongTotal { color: Color, on_board: u32, reserve: u32, captured: u32, sum: u32, variant: Variant, total: u8 },
+    #[error(
+        "{color}: {on_board} on the board + {reserve} in reserve is more than the {variant} variant's {total} pieces"
+    )]
+    TooManyPieces { color: Color, on_board: u32, reserve: u32, variant: Variant, total: u8 },
+    #[error("a tournament position must say gipf_allowed for each player")]
+    GipfAllowedMissing,
+    #[error("gipf_allowed: only the tournament variant brings GIPF pieces in")]
+    GipfAllowedOutsideTournament,
+    #[error("neither player has a GIPF piece on the board")]
+    NoGipfPieceEither,
+}
+
+impl Setup {
+    /// Reads a position from JSON.
+    pub fn from_json(text: &str) -> Result<Setup, SetupError> {
+        Ok(serde_json::from_str(text)?)
+    }
+
+    /// Checks the position and makes it playable. The game may already be over
+    /// (a player with no GIPF piece, or nothing in reserve to push).
+    pub fn to_position(&self) -> Result<Position, SetupError> {
+        let variant = self.variant;
+        let mut board: Vec<(Point, Piece)> = Vec::new();
+        for (name, value) in &self.board.0 {
+            let cell: Cell = name.parse()?;
+            let point = cell.point().ok_or_else(|| SetupError::OnDot(name.clone()))?;
+            if board.iter().any(|&(p, _)| p == point) {
+                return Err(SetupError::Repeated { cell: name.clone() });
+            }
+            let mut letters = value.chars();
+            let piece = match (letters.next().and_then(Piece::from_letter), letters.next()) {
+                (Some(piece), None) => piece,
+                _ => return Err(SetupError::NotAPiece { cell: name.clone(), value: value.clone() }),
+            };
+            if piece.gipf && !variant.has_gipf_pieces() {
+                return Err(SetupError::GipfInBasic(name.clone()));
+            }
+            board.push((point, piece));
+        }
+
+        let total = variant.total_pieces();
+        let mut captured = [0u8; 2];
+        for color in Color::BOTH {
+            let on_board: u32 =
+                board.iter().filter(|(_, piece)| piece.color == color).map(|(_, piece)| piece.weight() as u32).sum();
+            let reserve = self.reserve.get(color) as u32;
+            captured[color.index()] = match self.captured {
+                Some(given) => {
+                    let captured = given.get(color) as u32;
+                    let sum = on_board + reserve + captured;
+                    if sum != total as u32 {
+                        return Err(SetupError::WrongTotal { color, on_board, reserve, captured, sum, variant, total });
+                    }
+                    captured as u8
+                }
+                None => {
+                    let rest = (total as u32).checked_sub(on_board + reserve).ok_or(SetupError::TooManyPieces {
+                        color,
+                        on_board,
+                        reserve,
+                        variant,
+                        total,
+                    })?;
+                    rest as u8
+                }
+            };
+        }
+
+        let has_gipf = |color: Color| board.iter().any(|(_, piece)| piece.color == color && piece.gipf);
+        let rights = match (variant, self.gipf_allowed) {
+            (Variant::Tournament, None) => return Err(SetupError::GipfAllowedMissing),
+            (Variant::Tournament, Some(allowed)) => [Color::White, Color::Black].map(|color| {
+                // A player who may still bring in GIPF pieces and has none on the
+                // board has not pushed yet.
+                match (allowed.get(color), has_gipf(color)) {
+                    (true, false) => GipfRight::FirstMustBeGipf,
+                    (true, true) => GipfRight::GipfOrSingle,
+                    (false, _) => GipfRight::SinglesOnly,
+                }
+            }),
+            (_, Some(allowed)) if allowed.white || allowed.black => {
+                return Err(SetupError::GipfAllowedOutsideTournament)
+            }
+            _ => [GipfRight::SinglesOnly; 2],
+        };
+        let lost =
+            |c: Color| variant.has_gipf_pieces() && !has_gipf(c) && rights[c.index()] != GipfRight::FirstMustBeGipf;
+        if lost(Color::White) && lost(Color::Black) {
+            return Err(SetupError::NoGipfPieceEither);
+        }
+        let reserve = [self.reserve.white, self.reserve.black];
+        Ok(Position::from_parts(variant, &board, reserve, captured, self.to_move, rights))
+    }
+
+    /// The setup of a position at the start of a push (any pending removal is not recorded).
+    pub fn from_position(pos: &Position) -> Setup {
+        let board = Point::all()
+            .filter_map(|p| pos.piece_at(p).map(|piece| (p.to_string(), piece.letter().to_string())))
+            .collect();
+        let tournament = pos.variant() == Variant::Tournament;
+        Setup {
+            variant: pos.variant(),
+            board: BoardEntries(board),
+            reserve: PerColor::from_fn(|c| pos.reserve(c)),
+            captured: Some(PerColor::from_fn(|c| pos.captured(c))),
+            to_move: pos.to_move(),
+            gipf_allowed: tournament.then(|| PerColor::from_fn(|c| pos.gipf_allowed(c))),
+        }
+    }
+}
+
+/// The state object of the `gipf rules --json` contract.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateJson {
+    pub variant: Variant,
+    pub board: BTreeMap<String, String>,
+    pub reserve: PerColor<u8>,
+    pub captured: PerColor<u8>,
+    pub to_act: Option<Color>,
+    pub phase: String,
+    pub legal: Vec<String>,
+    pub winner: Option<Color>,
+}
+
+impl StateJson {
+    pub fn of(pos: &Position) -> StateJson {
+        let mut legal: Vec<String> = pos.legal_actions().iter().map(|a| a.to_string()).collect();
+        legal.sort();
+        let phase = match pos.phase() {
+            Phase::Push => "push",
+            Phase::Remove { .. } => "remove",
+            Phase::Over(_) => "over",
+        };
+        StateJson {
+            variant: pos.variant(),
+            board: Point::all()
+                .filter_map(|p| pos.piece_at(p).map(|piece| (p.to_string(), piece.letter().to_string())))
+                .collect(),
+            reserve: PerColor::from_fn(|c| pos.reserve(c)),
+            captured: PerColor::from_fn(|c| pos.captured(c)),
+            to_act: pos.to_act(),
+            phase: phase.to_string(),
+            legal,
+            winner: pos.outcome().map(|o| o.winner),
+        }
+    }
+}
