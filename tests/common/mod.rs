@@ -1,0 +1,73 @@
+//! Helpers shared by the integration tests.
+
+#![allow(dead_code)]
+
+use gipf::rules::{lines, BoardEntries, Color, PerColor, Point, Setup, Variant};
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+/// A random legal-looking setup of `variant`: `pieces` points filled with
+/// random colours (a `white_share` of white, a `gipf_share` of GIPF pieces where
+/// the variant has them), mostly full reserves, the rest captured. With
+/// `gipf_row`, four GIPF pieces of one colour are first put in a row. Crowded
+/// boards with rows already on them make the removal rules work hard after
+/// the first push.
+pub fn random_setup(
+    rng: &mut SmallRng,
+    variant: Variant,
+    pieces: usize,
+    gipf_share: f64,
+    white_share: f64,
+    gipf_row: bool,
+) -> Setup {
+    let mut points: Vec<Point> = Point::all().collect();
+    points.shuffle(rng);
+    let mut forced = Vec::new();
+    if gipf_row && variant.has_gipf_pieces() {
+        let line = &lines()[rng.random_range(0..lines().len())];
+        let start = rng.random_range(0..=line.points.len() - 4);
+        forced = line.points[start..start + 4].to_vec();
+        points.retain(|p| !forced.contains(p));
+        points.splice(0..0, forced.iter().copied());
+    }
+    let row_color = if rng.random_bool(0.5) { Color::White } else { Color::Black };
+    let total = variant.total_pieces() as u32;
+    let mut weight = [0u32; 2];
+    let mut board = Vec::new();
+    for &p in points.iter().take(pieces) {
+        let in_row = forced.contains(&p);
+        let color = match in_row || rng.random_bool(white_share) {
+            true if in_row => row_color,
+            true => Color::White,
+            false => Color::Black,
+        };
+        let gipf = variant.has_gipf_pieces() && (in_row || rng.random_bool(gipf_share));
+        let w = 1 + gipf as u32;
+        if weight[color.index()] + w > total - 5 {
+            continue;
+        }
+        weight[color.index()] += w;
+        let letter = match (color, gipf) {
+            (Color::White, false) => "w",
+            (Color::Black, false) => "b",
+            (Color::White, true) => "W",
+            (Color::Black, true) => "B",
+        };
+        board.push((p.to_string(), letter.to_string()));
+    }
+    let mut reserve = |c: Color| {
+        let rest = total - weight[c.index()];
+        (rest - rng.random_range(0..=rest / 3)) as u8
+    };
+    let reserve = PerColor { white: reserve(Color::White), black: reserve(Color::Black) };
+    Setup {
+        variant,
+        board: BoardEntries(board),
+        reserve,
+        captured: None,
+        to_move: if rng.random_bool(0.5) { Color::White } else { Color::Black },
+        gipf_allowed: (variant == Variant::Tournament)
+            .then(|| PerColor { white: rng.random_bool(0.5), black: rng.random_bool(0.5) }),
+    }
+}
