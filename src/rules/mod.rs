@@ -5,6 +5,7 @@
 mod action;
 mod bitboard;
 mod geometry;
+mod perft;
 mod picture;
 mod position;
 mod record;
@@ -16,6 +17,7 @@ pub use geometry::{
     lines, push_index, pushes, Cell, Line, Point, PushGeometry, Symmetry, NUM_CELLS, NUM_LINES, NUM_POINTS, NUM_PUSHES,
     NUM_SYMMETRIES,
 };
+pub use perft::perft;
 pub use picture::picture;
 pub use position::{Color, GipfRight, IllegalAction, Outcome, Phase, Piece, Position, Row, Variant, WinReason};
 pub use record::{action_strings, replay, GameRecord, RecordError};

@@ -4,7 +4,7 @@
 //! walking the notation's own neighbour rules. It shares no code with the
 //! engine; it only fills the engine's `StateJson` for comparison.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::needless_range_loop)]
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -149,7 +149,7 @@ impl RefGame {
         for (cell, letter) in board {
             game.board.insert(
                 parse_cell(cell),
-                Stone { white: letter.to_ascii_lowercase() == 'w', gipf: letter.is_ascii_uppercase() },
+                Stone { white: letter.eq_ignore_ascii_case(&'w'), gipf: letter.is_ascii_uppercase() },
             );
         }
         game.reserve = reserve;
@@ -441,9 +441,10 @@ impl RefGame {
     }
 }
 
-/// Counts the action sequences of length `depth` from `game`.
+/// Counts the action sequences of length `depth` from `game` (a finished game
+/// ends a sequence early and counts once).
 pub fn perft(game: &RefGame, depth: u32) -> u64 {
-    if depth == 0 {
+    if depth == 0 || game.winner.is_some() {
         return 1;
     }
     game.legal()

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The test command: formatting, lints, and the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for tool in cargo rustfmt cargo-clippy; do
+    command -v "$tool" >/dev/null || { echo "test.sh: $tool is missing (install the Rust toolchain with rustfmt and clippy)" >&2; exit 1; }
+done
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
