@@ -18,6 +18,8 @@ pub const NUM_CELLS: usize = 61;
 pub const NUM_POINTS: usize = 37;
 /// Number of lines through the interior (7 in each of 3 directions).
 pub const NUM_LINES: usize = 21;
+/// Lines in each of the three directions; lines `7d..7d+7` run in direction `d`.
+pub const LINES_PER_DIRECTION: usize = 7;
 /// Number of pushes: (dot, entry point) pairs.
 pub const NUM_PUSHES: usize = 42;
 /// Number of board symmetries (6 rotations, each with and without reflection).
@@ -70,6 +72,9 @@ struct Tables {
     sym_point: [[Point; NUM_POINTS]; NUM_SYMMETRIES],
     sym_push: [[u8; NUM_PUSHES]; NUM_SYMMETRIES],
     sym_line: [[u8; NUM_LINES]; NUM_SYMMETRIES],
+    /// `layout[d][k][byte]`: where the points of byte `k` of a bitboard go in
+    /// direction `d`'s line layout.
+    layout: Box<[[[u64; 256]; 5]; 3]>,
 }
 
 /// The six directions; the first three are the positive senses of the lines.
@@ -196,6 +201,21 @@ fn build_tables() -> Tables {
         }
     }
 
+    // Line layouts: line `g` of direction `d` (lines `7d..7d+7`) takes bits
+    // `8g..8g+7`, its points in order; bit `8g+7` always stays clear.
+    let mut layout = Box::new([[[0u64; 256]; 5]; 3]);
+    for (l, line) in lines.iter().enumerate() {
+        let (d, g) = (l / LINES_PER_DIRECTION, l % LINES_PER_DIRECTION);
+        for (i, p) in line.points.iter().enumerate() {
+            let (k, bit) = (p.0 as usize / 8, p.0 as usize % 8);
+            for byte in 0..256 {
+                if byte & (1 << bit) != 0 {
+                    layout[d][k][byte] |= 1 << (8 * g + i);
+                }
+            }
+        }
+    }
+
     Tables {
         cell_qr,
         cell_to_point,
@@ -208,6 +228,7 @@ fn build_tables() -> Tables {
         sym_point,
         sym_push,
         sym_line,
+        layout,
     }
 }
 
@@ -312,6 +333,20 @@ pub fn lines() -> &'static [Line] {
     &TABLES.lines
 }
 
+/// `board` in direction `d`'s line layout: bit `8g + i` is point `i` of line
+/// `7d + g`. Four in a row along any line of that direction are then four
+/// consecutive bits.
+#[inline]
+pub fn line_layout(d: usize, board: Bitboard) -> u64 {
+    let t = &TABLES.layout[d];
+    let b = board.0;
+    t[0][(b & 0xff) as usize]
+        | t[1][((b >> 8) & 0xff) as usize]
+        | t[2][((b >> 16) & 0xff) as usize]
+        | t[3][((b >> 24) & 0xff) as usize]
+        | t[4][((b >> 32) & 0xff) as usize]
+}
+
 /// The 42 pushes, ordered by dot and then entry point.
 pub fn pushes() -> &'static [PushGeometry] {
     &TABLES.pushes
@@ -392,6 +427,18 @@ mod tests {
         let mut lengths: Vec<usize> = lines().iter().map(|l| l.points.len()).collect();
         lengths.sort();
         assert_eq!(lengths, [4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 7, 7, 7]);
+    }
+
+    #[test]
+    fn line_layouts_put_each_line_in_its_own_byte() {
+        for (l, line) in lines().iter().enumerate() {
+            let (d, g) = (l / LINES_PER_DIRECTION, l % LINES_PER_DIRECTION);
+            for (i, &p) in line.points.iter().enumerate() {
+                assert_eq!(line_layout(d, Bitboard::EMPTY.with(p)), 1 << (8 * g + i));
+            }
+        }
+        let all = !Bitboard::EMPTY;
+        assert_eq!((0..3).map(|d| line_layout(d, all).count_ones()).sum::<u32>(), 3 * NUM_POINTS as u32);
     }
 
     #[test]

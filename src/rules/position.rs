@@ -8,7 +8,7 @@ use thiserror::Error;
 
 use super::action::{Action, Push};
 use super::bitboard::Bitboard;
-use super::geometry::{self, Point, Symmetry, NUM_LINES, NUM_PUSHES};
+use super::geometry::{self, Point, Symmetry, LINES_PER_DIRECTION, NUM_LINES, NUM_PUSHES};
 
 /// A player, and the colour of their pieces.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
@@ -560,34 +560,36 @@ impl Position {
     /// `player`'s rows, on lines not in `done_lines`.
     fn rows(&self, player: Color, done_lines: u32) -> Rows {
         let own = self.pieces[player.index()];
-        let occupied = self.occupied();
         let mut rows = Rows { rows: [Row { line: 0, run: Bitboard::EMPTY }; NUM_LINES], len: 0 };
-        for (l, line) in geometry::lines().iter().enumerate() {
-            if done_lines & (1 << l) != 0 || (own & line.mask).len() < 4 {
-                continue;
-            }
-            let (mut mine, mut full) = (0u32, 0u32);
-            for (i, &p) in line.points.iter().enumerate() {
-                mine |= (own.contains(p) as u32) << i;
-                full |= (occupied.contains(p) as u32) << i;
-            }
-            let four = mine & (mine >> 1) & (mine >> 2) & (mine >> 3);
+        for d in 0..3 {
+            let mine = geometry::line_layout(d, own);
+            let mut four = mine & (mine >> 1) & (mine >> 2) & (mine >> 3);
             if four == 0 {
                 continue;
             }
-            // The run: extend the row over occupied points both ways.
-            let start = four.trailing_zeros() as usize;
-            let mut lo = start;
-            while lo > 0 && full & (1 << (lo - 1)) != 0 {
-                lo -= 1;
+            let full = geometry::line_layout(d, self.occupied());
+            while four != 0 {
+                let start = four.trailing_zeros() as usize;
+                let group = start / 8;
+                four &= !(0xff << (8 * group));
+                let line = d * LINES_PER_DIRECTION + group;
+                if done_lines & (1 << line) != 0 {
+                    continue;
+                }
+                // The run: extend the row over occupied points both ways (bit
+                // 8g+7 is always clear, so this stays within the line).
+                let (mut lo, mut hi) = (start, start + 3);
+                while lo > 8 * group && full & (1 << (lo - 1)) != 0 {
+                    lo -= 1;
+                }
+                while full & (1 << (hi + 1)) != 0 {
+                    hi += 1;
+                }
+                let points = &geometry::lines()[line].points;
+                let run = points[lo - 8 * group..=hi - 8 * group].iter().copied().collect();
+                rows.rows[rows.len] = Row { line: line as u8, run };
+                rows.len += 1;
             }
-            let mut hi = start + 3;
-            while hi + 1 < line.points.len() && full & (1 << (hi + 1)) != 0 {
-                hi += 1;
-            }
-            let run = line.points[lo..=hi].iter().copied().collect();
-            rows.rows[rows.len] = Row { line: l as u8, run };
-            rows.len += 1;
         }
         rows
     }
