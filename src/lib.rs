@@ -2,4 +2,5 @@
 //! built on it.
 
 pub mod bench;
+pub mod encoding;
 pub mod rules;
