@@ -78,9 +78,9 @@ fn build() -> Tables {
     let mut rank = [[u16::MAX; 128]; 8];
     for (len, ranks) in rank.iter_mut().enumerate() {
         let mut n = 0;
-        for mask in 0..(1usize << len) {
+        for (mask, rank) in ranks.iter_mut().enumerate().take(1 << len) {
             if mask.count_ones() >= 2 {
-                ranks[mask] = n;
+                *rank = n;
                 n += 1;
             }
         }
