@@ -4,3 +4,4 @@
 pub mod bench;
 pub mod encoding;
 pub mod rules;
+pub mod search;

@@ -1,0 +1,428 @@
+//! PUCT Monte Carlo tree search over the rules core, with leaves gathered in
+//! batches for the evaluator.
+//!
+//! Players do not simply alternate in GIPF: after a removal the same player
+//! may act again, and the other player may act out of turn. Values are
+//! therefore backed up as seen by White and turned, at each edge, to the view
+//! of the player who chose it.
+
+use rand::Rng;
+use rand_distr::{Distribution, Gamma};
+
+use crate::rules::{Action, Color, Position};
+
+/// What an evaluator says of a position: a prior for each legal action (in
+/// the order of [`Position::legal_actions`], summing to 1) and the value for
+/// the player to act, in [-1, 1].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    pub priors: Vec<f32>,
+    pub value: f32,
+}
+
+/// Evaluates positions in batches (a network, or a simple stand-in).
+pub trait Evaluator {
+    /// One evaluation per position; none of them is over.
+    fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation>;
+}
+
+/// Uniform priors and a value of 0: search guided by nothing but the rules.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UniformEvaluator;
+
+impl Evaluator for UniformEvaluator {
+    fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
+        positions
+            .iter()
+            .map(|p| {
+                let n = p.legal_actions().len();
+                Evaluation { priors: vec![1.0 / n as f32; n], value: 0.0 }
+            })
+            .collect()
+    }
+}
+
+/// Search settings.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchConfig {
+    /// Exploration constant of PUCT.
+    pub c_puct: f32,
+    /// First-play urgency: an unvisited child is valued at the parent's value
+    /// less this.
+    pub fpu_reduction: f32,
+    /// Leaves gathered before one call to the evaluator.
+    pub batch_size: usize,
+    /// Visits a pending leaf counts as lost, so that one batch spreads out.
+    pub virtual_loss: f32,
+}
+
+impl Default for SearchConfig {
+    fn default() -> SearchConfig {
+        SearchConfig { c_puct: 1.5, fpu_reduction: 0.2, batch_size: 8, virtual_loss: 1.0 }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Edge {
+    action: Action,
+    prior: f32,
+    child: Option<u32>,
+    visits: u32,
+    /// Sum of values as seen by the player choosing this edge.
+    value_sum: f32,
+    /// Leaves below this edge waiting for evaluation.
+    pending: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    pos: Position,
+    /// Edges `first_edge..first_edge + num_edges`; empty until expanded.
+    first_edge: u32,
+    num_edges: u32,
+    expanded: bool,
+    visits: u32,
+    /// Sum of backed-up values as seen by White.
+    white_value_sum: f32,
+}
+
+/// A search tree rooted at a position.
+pub struct Tree {
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    root: u32,
+}
+
+/// A leaf waiting for evaluation: its node and the edges leading to it.
+struct Pending {
+    node: u32,
+    path: Vec<u32>,
+}
+
+/// The value of `winner`'s win as seen by White.
+fn white_value_of(outcome_winner: Color) -> f32 {
+    match outcome_winner {
+        Color::White => 1.0,
+        Color::Black => -1.0,
+    }
+}
+
+fn as_seen_by(white_value: f32, player: Color) -> f32 {
+    match player {
+        Color::White => white_value,
+        Color::Black => -white_value,
+    }
+}
+
+impl Tree {
+    pub fn new(pos: Position) -> Tree {
+        let root = Node { pos, first_edge: 0, num_edges: 0, expanded: false, visits: 0, white_value_sum: 0.0 };
+        Tree { nodes: vec![root], edges: Vec::new(), root: 0 }
+    }
+
+    pub fn root_position(&self) -> &Position {
+        &self.nodes[self.root as usize].pos
+    }
+
+    /// Visits of the root so far.
+    pub fn root_visits(&self) -> u32 {
+        self.nodes[self.root as usize].visits
+    }
+
+    /// The root's value for its player to act (0 before any visit).
+    pub fn root_value(&self) -> f32 {
+        let root = &self.nodes[self.root as usize];
+        match root.pos.to_act() {
+            Some(player) if root.visits > 0 => as_seen_by(root.white_value_sum / root.visits as f32, player),
+            _ => 0.0,
+        }
+    }
+
+    /// The root's legal actions with their visit counts.
+    pub fn root_visit_counts(&self) -> Vec<(Action, u32)> {
+        self.children(self.root).iter().map(|e| (e.action, e.visits)).collect()
+    }
+
+    fn children(&self, node: u32) -> &[Edge] {
+        let n = &self.nodes[node as usize];
+        &self.edges[n.first_edge as usize..(n.first_edge + n.num_edges) as usize]
+    }
+
+    /// Mixes Dirichlet noise into the root's priors (`fraction` of noise with
+    /// concentration `alpha`), expanding the root first if needed.
+    pub fn add_root_noise(&mut self, evaluator: &mut dyn Evaluator, alpha: f32, fraction: f32, rng: &mut impl Rng) {
+        if !self.nodes[self.root as usize].expanded {
+            self.run(evaluator, 1, &SearchConfig::default());
+        }
+        let root = &self.nodes[self.root as usize];
+        let (first, n) = (root.first_edge as usize, root.num_edges as usize);
+        if n < 2 {
+            return;
+        }
+        let gamma = Gamma::new(alpha as f64, 1.0).expect("alpha is positive");
+        let noise: Vec<f64> = (0..n).map(|_| gamma.sample(rng)).collect();
+        let total: f64 = noise.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+        for (edge, eta) in self.edges[first..first + n].iter_mut().zip(noise) {
+            edge.prior = (1.0 - fraction) * edge.prior + fraction * (eta / total) as f32;
+        }
+    }
+
+    /// Runs `simulations` more simulations, evaluating leaves in batches.
+    pub fn run(&mut self, evaluator: &mut dyn Evaluator, simulations: u32, config: &SearchConfig) {
+        let mut done = 0;
+        while done < simulations {
+            let want = config.batch_size.max(1).min((simulations - done) as usize);
+            let mut pending: Vec<Pending> = Vec::with_capacity(want);
+            let mut attempts = 0;
+            while pending.len() < want && attempts < 4 * want {
+                attempts += 1;
+                match self.select(config) {
+                    Some(leaf) => {
+                        if pending.iter().any(|p| p.node == leaf.node) {
+                            // The same leaf twice in one batch: keep one.
+                            self.revert_pending(&leaf.path);
+                        } else {
+                            pending.push(leaf);
+                        }
+                    }
+                    None => done += 1,
+                }
+                if done + pending.len() as u32 >= simulations {
+                    break;
+                }
+            }
+            if pending.is_empty() {
+                continue;
+            }
+            let positions: Vec<Position> = pending.iter().map(|p| self.nodes[p.node as usize].pos).collect();
+            let evaluations = evaluator.evaluate(&positions);
+            for (leaf, eval) in pending.into_iter().zip(evaluations) {
+                self.expand(leaf.node, &eval.priors);
+                let player = self.nodes[leaf.node as usize].pos.to_act().expect("pending leaves are not over");
+                self.revert_pending(&leaf.path);
+                self.backup(leaf.node, &leaf.path, as_seen_by(eval.value, player));
+                done += 1;
+            }
+        }
+    }
+
+    /// Walks down by PUCT to a leaf. A finished game is backed up at once
+    /// (returns `None`); an unexpanded leaf is returned with virtual loss on its path.
+    fn select(&mut self, config: &SearchConfig) -> Option<Pending> {
+        let mut node = self.root;
+        let mut path = Vec::new();
+        loop {
+            let n = &self.nodes[node as usize];
+            if let Some(outcome) = n.pos.outcome() {
+                self.backup(node, &path, white_value_of(outcome.winner));
+                return None;
+            }
+            if !n.expanded {
+                for &e in &path {
+                    self.edges[e as usize].pending += 1;
+                }
+                return Some(Pending { node, path });
+            }
+            let edge = self.best_edge(node, config);
+            path.push(edge);
+            node = match self.edges[edge as usize].child {
+                Some(child) => child,
+                None => {
+                    let mut pos = self.nodes[node as usize].pos;
+                    pos.play_unchecked(self.edges[edge as usize].action);
+                    let child = self.nodes.len() as u32;
+                    self.nodes.push(Node {
+                        pos,
+                        first_edge: 0,
+                        num_edges: 0,
+                        expanded: false,
+                        visits: 0,
+                        white_value_sum: 0.0,
+                    });
+                    self.edges[edge as usize].child = Some(child);
+                    child
+                }
+            };
+        }
+    }
+
+    fn best_edge(&self, node: u32, config: &SearchConfig) -> u32 {
+        let n = &self.nodes[node as usize];
+        let player = n.pos.to_act().expect("a node being descended is not over");
+        let parent_value = if n.visits > 0 { as_seen_by(n.white_value_sum / n.visits as f32, player) } else { 0.0 };
+        let fpu = parent_value - config.fpu_reduction;
+        let pending_total: u32 = self.children(node).iter().map(|e| e.pending).sum();
+        let sqrt_n = ((n.visits + pending_total) as f32).max(1.0).sqrt();
+        let mut best = (f32::NEG_INFINITY, n.first_edge);
+        for (i, e) in self.children(node).iter().enumerate() {
+            let visits = e.visits + e.pending;
+            let q =
+                if visits == 0 { fpu } else { (e.value_sum - config.virtual_loss * e.pending as f32) / visits as f32 };
+            let u = config.c_puct * e.prior * sqrt_n / (1.0 + visits as f32);
+            if q + u > best.0 {
+                best = (q + u, n.first_edge + i as u32);
+            }
+        }
+        best.1
+    }
+
+    fn expand(&mut self, node: u32, priors: &[f32]) {
+        let actions = self.nodes[node as usize].pos.legal_actions();
+        assert_eq!(actions.len(), priors.len(), "one prior per legal action");
+        let first = self.edges.len() as u32;
+        self.edges.extend(actions.iter().zip(priors).map(|(&action, &prior)| Edge {
+            action,
+            prior,
+            child: None,
+            visits: 0,
+            value_sum: 0.0,
+            pending: 0,
+        }));
+        let n = &mut self.nodes[node as usize];
+        n.first_edge = first;
+        n.num_edges = actions.len() as u32;
+        n.expanded = true;
+    }
+
+    fn revert_pending(&mut self, path: &[u32]) {
+        for &e in path {
+            self.edges[e as usize].pending -= 1;
+        }
+    }
+
+    /// Adds a value (as seen by White) to `leaf` and every edge and node above it.
+    fn backup(&mut self, leaf: u32, path: &[u32], white_value: f32) {
+        let leaf = &mut self.nodes[leaf as usize];
+        leaf.visits += 1;
+        leaf.white_value_sum += white_value;
+        let mut node = self.root;
+        for &e in path {
+            let n = &mut self.nodes[node as usize];
+            n.visits += 1;
+            n.white_value_sum += white_value;
+            let chooser = n.pos.to_act().expect("an inner node is not over");
+            let edge = &mut self.edges[e as usize];
+            edge.visits += 1;
+            edge.value_sum += as_seen_by(white_value, chooser);
+            node = edge.child.expect("edges on a path lead somewhere");
+        }
+    }
+
+    /// Moves the root to the child reached by `action`, keeping its subtree.
+    /// Other branches stay allocated until the tree is dropped.
+    pub fn advance(&mut self, action: Action) {
+        let child = self.children(self.root).iter().find(|e| e.action == action).and_then(|e| e.child);
+        match child {
+            Some(child) => self.root = child,
+            None => {
+                let mut pos = *self.root_position();
+                pos.play(action).expect("advance: the action is legal at the root");
+                *self = Tree::new(pos);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Setup, WinReason};
+
+    fn setup(json: &str) -> Position {
+        Setup::from_json(json).unwrap().to_position().unwrap()
+    }
+
+    /// White to remove a run holding black's last GIPF piece: taking it wins.
+    fn win_in_one() -> Position {
+        let mut pos = setup(
+            r#"{"variant": "standard", "board": {"b5": "b", "c5": "B", "d5": "w", "e5": "w", "f4": "w",
+                "h2": "w", "g2": "w", "e2": "W"}, "reserve": {"white": 7, "black": 14}, "to_move": "white"}"#,
+        );
+        pos.play("g1-g2".parse().unwrap()).unwrap();
+        pos
+    }
+
+    #[test]
+    fn finds_the_winning_removal() {
+        let mut tree = Tree::new(win_in_one());
+        tree.run(&mut UniformEvaluator, 64, &SearchConfig::default());
+        let counts = tree.root_visit_counts();
+        let (best, _) = counts.iter().max_by_key(|(_, v)| *v).unwrap();
+        assert_eq!(best.to_string(), "xb5,c5,d5,e5,f4,g3,h2");
+        let mut pos = *tree.root_position();
+        pos.play(*best).unwrap();
+        assert_eq!(pos.outcome().map(|o| (o.winner, o.reason)), Some((Color::White, WinReason::NoGipfPiece)));
+        assert!(tree.root_value() > 0.5, "the root is seen as won: {}", tree.root_value());
+    }
+
+    #[test]
+    fn visit_counts_add_up() {
+        for batch_size in [1, 4, 16] {
+            let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
+            let config = SearchConfig { batch_size, ..SearchConfig::default() };
+            tree.run(&mut UniformEvaluator, 200, &config);
+            let total: u32 = tree.root_visit_counts().iter().map(|(_, v)| v).sum();
+            assert_eq!(tree.root_visits(), 200, "batch {batch_size}");
+            assert_eq!(total + 1, 200, "every visit but the root's own expansion goes to a child");
+            assert!(tree.edges.iter().all(|e| e.pending == 0));
+        }
+    }
+
+    /// Black removes rows white's push made, then black pushes: black acts
+    /// twice running, and the search must keep black's view for both.
+    #[test]
+    fn value_sign_holds_when_the_same_player_acts_twice() {
+        struct Fixed;
+        impl Evaluator for Fixed {
+            /// Every position is worth +0.5 to White.
+            fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
+                positions
+                    .iter()
+                    .map(|p| {
+                        let n = p.legal_actions().len();
+                        let value = if p.to_act() == Some(Color::White) { 0.5 } else { -0.5 };
+                        Evaluation { priors: vec![1.0 / n as f32; n], value }
+                    })
+                    .collect()
+            }
+        }
+        let mut pos = setup(
+            r#"{"variant": "standard", "board": {"c2": "w", "d3": "b", "e2": "B", "e3": "b", "e5": "b",
+                "e8": "W", "h5": "W", "b2": "B"}, "reserve": {"white": 9, "black": 8}, "to_move": "white"}"#,
+        );
+        pos.play("b1-c2".parse().unwrap()).unwrap();
+        assert_eq!((pos.to_move(), pos.to_act()), (Color::White, Some(Color::Black)));
+        let mut tree = Tree::new(pos);
+        tree.run(&mut Fixed, 100, &SearchConfig::default());
+        assert!((tree.root_value() + 0.5).abs() < 1e-4, "black's root value {}", tree.root_value());
+        for e in tree.children(tree.root) {
+            if e.visits > 0 {
+                assert!((e.value_sum / e.visits as f32 + 0.5).abs() < 1e-4, "black's edge value");
+            }
+        }
+    }
+
+    #[test]
+    fn advance_keeps_the_subtree() {
+        let mut tree = Tree::new(Position::new(crate::rules::Variant::Basic));
+        tree.run(&mut UniformEvaluator, 300, &SearchConfig::default());
+        let (action, visits) = *tree.root_visit_counts().iter().max_by_key(|(_, v)| *v).unwrap();
+        tree.advance(action);
+        assert_eq!(tree.root_visits(), visits);
+        let mut expected = Position::new(crate::rules::Variant::Basic);
+        expected.play(action).unwrap();
+        assert_eq!(*tree.root_position(), expected);
+    }
+
+    #[test]
+    fn noise_keeps_priors_a_distribution() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
+        tree.add_root_noise(&mut UniformEvaluator, 0.3, 0.25, &mut rng);
+        let sum: f32 = tree.children(tree.root).iter().map(|e| e.prior).sum();
+        assert!((sum - 1.0).abs() < 1e-4);
+        assert!(tree.children(tree.root).iter().any(|e| (e.prior - 1.0 / 42.0).abs() > 1e-3));
+    }
+
+    use rand::SeedableRng;
+}
