@@ -4,7 +4,7 @@
 
 mod common;
 
-use gipf::rules::{Action, Bitboard, Color, Position, Push, Symmetry, Variant, NUM_PUSHES};
+use gipf::rules::{Action, Bitboard, Color, Position, Push, Setup, Symmetry, Variant, NUM_PUSHES};
 use proptest::prelude::*;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -108,6 +108,18 @@ proptest! {
                 prop_assert_eq!(a.transform(sym), b);
             }
             prop_assert_eq!(image.transform(sym.inverse()), pos);
+        }
+    }
+
+    #[test]
+    fn positions_round_trip_through_their_json_setup(variant in variant(), seed: u64, crowded: bool) {
+        for pos in random_game(variant, seed, crowded, 300) {
+            if pos.phase() != gipf::rules::Phase::Push {
+                continue;
+            }
+            let json = serde_json::to_string(&Setup::from_position(&pos)).unwrap();
+            let back = Setup::from_json(&json).unwrap().to_position().unwrap();
+            prop_assert_eq!(back, pos, "{}", json);
         }
     }
 
