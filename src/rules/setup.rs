@@ -192,9 +192,7 @@ impl Setup {
 
     /// The setup of a position at the start of a push (any pending removal is not recorded).
     pub fn from_position(pos: &Position) -> Setup {
-        let board = Point::all()
-            .filter_map(|p| pos.piece_at(p).map(|piece| (p.to_string(), piece.letter().to_string())))
-            .collect();
+        let board = board_entries(pos).collect();
         let tournament = pos.variant() == Variant::Tournament;
         Setup {
             variant: pos.variant(),
@@ -205,6 +203,11 @@ impl Setup {
             gipf_allowed: tournament.then(|| PerColor::from_fn(|c| pos.gipf_allowed(c))),
         }
     }
+}
+
+/// The pieces on the board as (cell name, letter) pairs, in notation order.
+fn board_entries(pos: &Position) -> impl Iterator<Item = (String, String)> + '_ {
+    Point::all().filter_map(|p| pos.piece_at(p).map(|piece| (p.to_string(), piece.letter().to_string())))
 }
 
 /// The state object of the `gipf rules --json` contract.
@@ -232,9 +235,7 @@ impl StateJson {
         };
         StateJson {
             variant: pos.variant(),
-            board: Point::all()
-                .filter_map(|p| pos.piece_at(p).map(|piece| (p.to_string(), piece.letter().to_string())))
-                .collect(),
+            board: board_entries(pos).collect(),
             reserve: PerColor::from_fn(|c| pos.reserve(c)),
             captured: PerColor::from_fn(|c| pos.captured(c)),
             to_act: pos.to_act(),
