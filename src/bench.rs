@@ -6,6 +6,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::rules::{Position, Variant};
+use crate::search::{SearchConfig, Tree, UniformEvaluator};
 
 /// What a run of random games measured.
 #[derive(Clone, Copy, Debug)]
@@ -42,4 +43,32 @@ pub fn random_games(variant: Variant, duration: Duration, max_actions: u32, seed
         games += 1;
     }
     RulesThroughput { games, actions, seconds: start.elapsed().as_secs_f64() }
+}
+
+/// What a run of searches measured.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchThroughput {
+    pub simulations: u64,
+    pub seconds: f64,
+}
+
+impl SearchThroughput {
+    pub fn simulations_per_second(&self) -> f64 {
+        self.simulations as f64 / self.seconds
+    }
+}
+
+/// Searches from the start of `variant` with the uniform evaluator for about
+/// `duration`, `simulations` per search: the cost of the tree itself (selection,
+/// expansion, backup, rules), without any network.
+pub fn uniform_search(variant: Variant, duration: Duration, simulations: u32, batch_size: usize) -> SearchThroughput {
+    let config = SearchConfig { batch_size, ..SearchConfig::default() };
+    let mut total = 0u64;
+    let start = Instant::now();
+    while start.elapsed() < duration {
+        let mut tree = Tree::new(Position::new(variant));
+        tree.run(&mut UniformEvaluator, simulations, &config);
+        total += tree.root_visits() as u64;
+    }
+    SearchThroughput { simulations: total, seconds: start.elapsed().as_secs_f64() }
 }

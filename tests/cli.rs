@@ -167,3 +167,16 @@ fn bad_positions_are_refused_with_the_reason() {
     }
     refused(&["rules", "--position", "/no/such/file.json"], "cannot read /no/such/file.json");
 }
+
+#[test]
+fn benches_run_and_print_rates() {
+    let out = gipf(&["bench", "rules", "--seconds", "0.05"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success());
+    assert_eq!(text.matches("actions/s on one core").count(), 3, "{text}");
+    let out = gipf(&["bench", "search", "--seconds", "0.05", "--simulations", "50"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success());
+    assert_eq!(text.matches("simulations/s on one core").count(), 3, "{text}");
+    refused(&["bench", "rules", "--seconds=0"], "--seconds must be positive");
+}
