@@ -3,6 +3,7 @@
 # without any, it shows the standard start and measures the rules' speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/setup-torch.sh
 cargo build --release --workspace --locked
 if [ $# -eq 0 ]; then
     ./target/release/gipf rules --variant standard

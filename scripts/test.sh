@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 for tool in cargo rustfmt cargo-clippy; do
     command -v "$tool" >/dev/null || { echo "test.sh: $tool is missing (install the Rust toolchain with rustfmt and clippy)" >&2; exit 1; }
 done
+scripts/setup-torch.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked

@@ -3,5 +3,6 @@
 
 pub mod bench;
 pub mod encoding;
+pub mod net;
 pub mod rules;
 pub mod search;

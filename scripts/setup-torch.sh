@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs LibTorch (the PyPI wheel torch==$TORCH_VERSION, with tensorboard for
+# reading event files) into a per-user cache folder keyed by the torch version,
+# once, and links the wheel's torch/ folder at .torch in the checkout, where
+# .cargo/config.toml points LIBTORCH. Idempotent: a second run does nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TORCH_VERSION="${TORCH_VERSION:-2.13.0}"
+CACHE="${GIPF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gipf}"
+VENV="$CACHE/torch-$TORCH_VERSION"
+if [ ! -f "$VENV/.complete" ]; then
+    echo "setup-torch: installing torch==$TORCH_VERSION into $VENV (once; about 3 GB to download)" >&2
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
+    "$VENV/bin/python" -m pip install --quiet "torch==$TORCH_VERSION" tensorboard >&2
+    touch "$VENV/.complete"
+fi
+TORCH_DIR="$("$VENV/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))')"
+if [ "$(readlink .torch 2>/dev/null)" != "$TORCH_DIR" ]; then
+    ln -sfn "$TORCH_DIR" .torch
+fi

@@ -1,0 +1,264 @@
+//! The policy/value network on LibTorch: a residual tower over the input
+//! planes of [`crate::encoding`], a policy head over the action indices and a
+//! value head, with the evaluator that feeds the search.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use tch::nn::{self, ModuleT};
+use tch::{Device, Kind, Tensor};
+
+use crate::encoding::{action_index, encode, GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES};
+use crate::rules::Position;
+use crate::search::{Evaluation, Evaluator};
+
+/// The shape of the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetConfig {
+    /// Residual blocks in the tower (1..=64).
+    pub blocks: usize,
+    /// Channels of the tower (4..=512).
+    pub channels: i64,
+    /// Width of the value head's hidden layer (4..=1024).
+    pub value_hidden: i64,
+}
+
+impl NetConfig {
+    pub fn validate(&self) -> Result<()> {
+        check_range("network.blocks", self.blocks as i64, 1, 64)?;
+        check_range("network.channels", self.channels, 4, 512)?;
+        check_range("network.value_hidden", self.value_hidden, 4, 1024)
+    }
+}
+
+/// An error unless `min <= value <= max`.
+pub fn check_range(name: &str, value: i64, min: i64, max: i64) -> Result<()> {
+    if value < min || value > max {
+        bail!("{name} = {value} is out of range {min}..={max}");
+    }
+    Ok(())
+}
+
+/// Reads `auto`, `cpu`, `cuda` or `cuda:N`; `auto` picks CUDA when present.
+pub fn parse_device(text: &str) -> Result<Device> {
+    Ok(match text {
+        "auto" => Device::cuda_if_available(),
+        "cpu" => Device::Cpu,
+        "cuda" => Device::Cuda(0),
+        _ => match text.strip_prefix("cuda:").and_then(|n| n.parse().ok()) {
+            Some(n) => Device::Cuda(n),
+            None => bail!("unknown device '{text}': expected auto, cpu, cuda or cuda:N"),
+        },
+    })
+}
+
+fn conv(p: nn::Path, c_in: i64, c_out: i64, k: i64) -> nn::Conv2D {
+    let config = nn::ConvConfig { padding: k / 2, bias: false, ..Default::default() };
+    nn::conv2d(p, c_in, c_out, k, config)
+}
+
+#[derive(Debug)]
+struct ResBlock {
+    conv1: nn::Conv2D,
+    bn1: nn::BatchNorm,
+    conv2: nn::Conv2D,
+    bn2: nn::BatchNorm,
+}
+
+impl ResBlock {
+    fn new(p: &nn::Path, c: i64) -> ResBlock {
+        ResBlock {
+            conv1: conv(p / "conv1", c, c, 3),
+            bn1: nn::batch_norm2d(p / "bn1", c, Default::default()),
+            conv2: conv(p / "conv2", c, c, 3),
+            bn2: nn::batch_norm2d(p / "bn2", c, Default::default()),
+        }
+    }
+
+    fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
+        let y = x.apply(&self.conv1).apply_t(&self.bn1, train).relu().apply(&self.conv2).apply_t(&self.bn2, train);
+        (y + x).relu()
+    }
+}
+
+/// The network's layers.
+#[derive(Debug)]
+pub struct PolicyValueNet {
+    stem: nn::Conv2D,
+    stem_bn: nn::BatchNorm,
+    blocks: Vec<ResBlock>,
+    policy_conv: nn::Conv2D,
+    policy_bn: nn::BatchNorm,
+    policy_fc: nn::Linear,
+    value_conv: nn::Conv2D,
+    value_bn: nn::BatchNorm,
+    value_fc1: nn::Linear,
+    value_fc2: nn::Linear,
+}
+
+const CELLS: i64 = (GRID * GRID) as i64;
+
+impl PolicyValueNet {
+    pub fn new(p: &nn::Path, config: &NetConfig) -> PolicyValueNet {
+        let c = config.channels;
+        PolicyValueNet {
+            stem: conv(p / "stem", NUM_PLANES as i64, c, 3),
+            stem_bn: nn::batch_norm2d(p / "stem_bn", c, Default::default()),
+            blocks: (0..config.blocks).map(|i| ResBlock::new(&(p / "blocks" / i), c)).collect(),
+            policy_conv: conv(p / "policy_conv", c, 2, 1),
+            policy_bn: nn::batch_norm2d(p / "policy_bn", 2, Default::default()),
+            policy_fc: nn::linear(p / "policy_fc", 2 * CELLS, NUM_ACTIONS as i64, Default::default()),
+            value_conv: conv(p / "value_conv", c, 1, 1),
+            value_bn: nn::batch_norm2d(p / "value_bn", 1, Default::default()),
+            value_fc1: nn::linear(p / "value_fc1", CELLS, config.value_hidden, Default::default()),
+            value_fc2: nn::linear(p / "value_fc2", config.value_hidden, 1, Default::default()),
+        }
+    }
+
+    /// `xs`: `[N, NUM_PLANES, 7, 7]`. Returns policy logits `[N, NUM_ACTIONS]`
+    /// and values in [-1, 1] for the player to act, `[N]`.
+    pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let mut x = xs.apply(&self.stem).apply_t(&self.stem_bn, train).relu();
+        for block in &self.blocks {
+            x = block.forward_t(&x, train);
+        }
+        let policy =
+            x.apply(&self.policy_conv).apply_t(&self.policy_bn, train).relu().flatten(1, -1).apply(&self.policy_fc);
+        let value = x
+            .apply(&self.value_conv)
+            .apply_t(&self.value_bn, train)
+            .relu()
+            .flatten(1, -1)
+            .apply(&self.value_fc1)
+            .relu()
+            .apply(&self.value_fc2)
+            .tanh()
+            .squeeze_dim(1);
+        (policy, value)
+    }
+}
+
+impl ModuleT for PolicyValueNet {
+    /// Policy logits and value side by side: `[N, NUM_ACTIONS + 1]`.
+    fn forward_t(&self, xs: &Tensor, train: bool) -> Tensor {
+        let (policy, value) = PolicyValueNet::forward_t(self, xs, train);
+        Tensor::cat(&[policy, value.unsqueeze(1)], 1)
+    }
+}
+
+/// A network with its weights, on a device.
+pub struct Network {
+    pub vs: nn::VarStore,
+    pub net: PolicyValueNet,
+    pub config: NetConfig,
+}
+
+impl Network {
+    /// A freshly initialised network (weights drawn from `seed`).
+    pub fn new(config: &NetConfig, device: Device, seed: i64) -> Network {
+        tch::manual_seed(seed);
+        let vs = nn::VarStore::new(device);
+        let net = PolicyValueNet::new(&vs.root(), config);
+        Network { vs, net, config: *config }
+    }
+
+    /// Loads weights saved by [`Network::save`] into a network of `config`'s shape.
+    pub fn load(path: &Path, config: &NetConfig, device: Device) -> Result<Network> {
+        let mut network = Network::new(config, device, 0);
+        network.vs.load(path).with_context(|| {
+            format!("cannot load weights from {} into a network of shape {config:?}", path.display())
+        })?;
+        Ok(network)
+    }
+
+    /// Saves the weights (safetensors when the name ends in `.safetensors`).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        self.vs.save(path).with_context(|| format!("cannot save weights to {}", path.display()))
+    }
+
+    pub fn device(&self) -> Device {
+        self.vs.device()
+    }
+
+    /// Runs the network on `n` encoded positions (`n * INPUT_SIZE` floats) in
+    /// inference mode. Returns the logits (`n * NUM_ACTIONS`) and values (`n`).
+    pub fn infer(&self, input: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
+        assert_eq!(input.len(), n * INPUT_SIZE);
+        let _guard = tch::no_grad_guard();
+        let xs =
+            Tensor::from_slice(input).view([n as i64, NUM_PLANES as i64, GRID as i64, GRID as i64]).to(self.device());
+        let (policy, value) = self.net.forward_t(&xs, false);
+        let policy = policy.to_kind(Kind::Float).to(Device::Cpu).contiguous().view(-1);
+        let value = value.to_kind(Kind::Float).to(Device::Cpu).contiguous();
+        (Vec::<f32>::try_from(&policy).expect("float logits"), Vec::<f32>::try_from(&value).expect("float values"))
+    }
+}
+
+/// Priors over `pos`'s legal actions: the softmax of their logits.
+pub fn legal_priors(pos: &Position, logits: &[f32]) -> Vec<f32> {
+    let legal: Vec<f32> = pos.legal_actions().iter().map(|&a| logits[action_index(a)]).collect();
+    let max = legal.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let exp: Vec<f32> = legal.iter().map(|&l| (l - max).exp()).collect();
+    let sum: f32 = exp.iter().sum();
+    exp.into_iter().map(|e| e / sum).collect()
+}
+
+impl Evaluator for Network {
+    fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
+        let mut input = vec![0.0f32; positions.len() * INPUT_SIZE];
+        for (pos, chunk) in positions.iter().zip(input.chunks_mut(INPUT_SIZE)) {
+            encode(pos, chunk);
+        }
+        let (logits, values) = self.infer(&input, positions.len());
+        positions
+            .iter()
+            .zip(logits.chunks(NUM_ACTIONS))
+            .zip(values)
+            .map(|((pos, logits), value)| Evaluation { priors: legal_priors(pos, logits), value })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Variant;
+
+    const TINY: NetConfig = NetConfig { blocks: 1, channels: 8, value_hidden: 8 };
+
+    #[test]
+    fn shapes_priors_and_values() {
+        let mut net = Network::new(&TINY, Device::Cpu, 1);
+        let positions = [Position::new(Variant::Standard), Position::new(Variant::Tournament)];
+        let evals = net.evaluate(&positions);
+        for (pos, eval) in positions.iter().zip(&evals) {
+            assert_eq!(eval.priors.len(), pos.legal_actions().len());
+            assert!((eval.priors.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+            assert!(eval.value.abs() <= 1.0);
+        }
+    }
+
+    #[test]
+    fn saved_weights_load_back_to_the_same_outputs() {
+        let net = Network::new(&TINY, Device::Cpu, 2);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.safetensors");
+        net.save(&path).unwrap();
+        let loaded = Network::load(&path, &TINY, Device::Cpu).unwrap();
+        let mut input = vec![0.0; INPUT_SIZE];
+        encode(&Position::new(Variant::Basic), &mut input);
+        assert_eq!(net.infer(&input, 1), loaded.infer(&input, 1));
+        let other = NetConfig { channels: 16, ..TINY };
+        assert!(Network::load(&path, &other, Device::Cpu).is_err());
+        assert!(Network::load(&dir.path().join("missing.safetensors"), &TINY, Device::Cpu).is_err());
+    }
+
+    #[test]
+    fn devices_parse() {
+        assert_eq!(parse_device("cpu").unwrap(), Device::Cpu);
+        assert_eq!(parse_device("cuda:1").unwrap(), Device::Cuda(1));
+        assert!(parse_device("tpu").unwrap_err().to_string().contains("unknown device"));
+    }
+}
