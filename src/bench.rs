@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::encoding::{encode, INPUT_SIZE};
+use crate::net::Network;
 use crate::rules::{Position, Variant};
 use crate::search::{SearchConfig, Tree, UniformEvaluator};
 
@@ -71,4 +73,29 @@ pub fn uniform_search(variant: Variant, duration: Duration, simulations: u32, ba
         total += tree.root_visits() as u64;
     }
     SearchThroughput { simulations: total, seconds: start.elapsed().as_secs_f64() }
+}
+
+/// Raw forward throughput of `network` at `batch` positions a call, in
+/// positions per second, over about `duration` (after one warm-up call).
+/// The inputs are positions from random games of `variant`.
+pub fn net_throughput(network: &Network, variant: Variant, batch: usize, duration: Duration) -> f64 {
+    let mut rng = SmallRng::seed_from_u64(3);
+    let mut input = vec![0.0f32; batch * INPUT_SIZE];
+    let mut pos = Position::new(variant);
+    for chunk in input.chunks_mut(INPUT_SIZE) {
+        if pos.is_over() {
+            pos = Position::new(variant);
+        }
+        encode(&pos, chunk);
+        let legal = pos.legal_actions();
+        pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
+    }
+    network.infer(&input, batch);
+    let start = Instant::now();
+    let mut calls = 0u64;
+    while start.elapsed() < duration {
+        network.infer(&input, batch);
+        calls += 1;
+    }
+    (calls * batch as u64) as f64 / start.elapsed().as_secs_f64()
 }

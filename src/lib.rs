@@ -1,8 +1,23 @@
-//! GIPF: the rules core, and the parts of an AlphaZero-style training system
-//! built on it.
+//! GIPF: the rules core, and an AlphaZero-style training system built on it.
+//! Modules in dependency order: `rules` ← `encoding`, `search` ← `net` ←
+//! `config`, `games`, `selfplay`, `bench`.
+
+pub mod rules;
+
+pub mod encoding;
+pub mod search;
+
+pub mod net;
 
 pub mod bench;
-pub mod encoding;
-pub mod net;
-pub mod rules;
-pub mod search;
+pub mod checkpoint;
+pub mod config;
+pub mod games;
+pub mod selfplay;
+
+/// Logs to standard error, at `info` unless `RUST_LOG` says otherwise.
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+}

@@ -43,14 +43,15 @@ impl Evaluator for UniformEvaluator {
 }
 
 /// Search settings.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SearchConfig {
     /// Exploration constant of PUCT.
     pub c_puct: f32,
     /// First-play urgency: an unvisited child is valued at the parent's value
     /// less this.
     pub fpu_reduction: f32,
-    /// Leaves gathered before one call to the evaluator.
+    /// Leaves gathered from one tree for each call to the evaluator.
     pub batch_size: usize,
     /// Visits a pending leaf counts as lost, so that one batch spreads out.
     pub virtual_loss: f32,
@@ -94,7 +95,7 @@ pub struct Tree {
 }
 
 /// A leaf waiting for evaluation: its node and the edges leading to it.
-struct Pending {
+pub struct Leaf {
     node: u32,
     path: Vec<u32>,
 }
@@ -148,15 +149,17 @@ impl Tree {
         &self.edges[n.first_edge as usize..(n.first_edge + n.num_edges) as usize]
     }
 
+    /// Whether the root has been evaluated and has its edges.
+    pub fn root_expanded(&self) -> bool {
+        self.nodes[self.root as usize].expanded
+    }
+
     /// Mixes Dirichlet noise into the root's priors (`fraction` of noise with
-    /// concentration `alpha`), expanding the root first if needed.
-    pub fn add_root_noise(&mut self, evaluator: &mut dyn Evaluator, alpha: f32, fraction: f32, rng: &mut impl Rng) {
-        if !self.nodes[self.root as usize].expanded {
-            self.run(evaluator, 1, &SearchConfig::default());
-        }
+    /// concentration `alpha`). Does nothing before the root is expanded.
+    pub fn add_root_noise(&mut self, alpha: f32, fraction: f32, rng: &mut impl Rng) {
         let root = &self.nodes[self.root as usize];
         let (first, n) = (root.first_edge as usize, root.num_edges as usize);
-        if n < 2 {
+        if !root.expanded || n < 2 {
             return;
         }
         let gamma = Gamma::new(alpha as f64, 1.0).expect("alpha is positive");
@@ -172,43 +175,54 @@ impl Tree {
         let mut done = 0;
         while done < simulations {
             let want = config.batch_size.max(1).min((simulations - done) as usize);
-            let mut pending: Vec<Pending> = Vec::with_capacity(want);
-            let mut attempts = 0;
-            while pending.len() < want && attempts < 4 * want {
-                attempts += 1;
-                match self.select(config) {
-                    Some(leaf) => {
-                        if pending.iter().any(|p| p.node == leaf.node) {
-                            // The same leaf twice in one batch: keep one.
-                            self.revert_pending(&leaf.path);
-                        } else {
-                            pending.push(leaf);
-                        }
-                    }
-                    None => done += 1,
-                }
-                if done + pending.len() as u32 >= simulations {
-                    break;
-                }
-            }
-            if pending.is_empty() {
+            let (leaves, finished) = self.gather(want, config);
+            done += finished;
+            if leaves.is_empty() {
                 continue;
             }
-            let positions: Vec<Position> = pending.iter().map(|p| self.nodes[p.node as usize].pos).collect();
-            let evaluations = evaluator.evaluate(&positions);
-            for (leaf, eval) in pending.into_iter().zip(evaluations) {
-                self.expand(leaf.node, &eval.priors);
-                let player = self.nodes[leaf.node as usize].pos.to_act().expect("pending leaves are not over");
-                self.revert_pending(&leaf.path);
-                self.backup(leaf.node, &leaf.path, as_seen_by(eval.value, player));
-                done += 1;
+            let positions: Vec<Position> = leaves.iter().map(|leaf| *self.leaf_position(leaf)).collect();
+            done += leaves.len() as u32;
+            self.apply(leaves, evaluator.evaluate(&positions));
+        }
+    }
+
+    /// Selects up to `want` distinct leaves for evaluation, with virtual loss
+    /// on their paths. Simulations that end in a finished game are backed up
+    /// at once and counted in the second number; the total never exceeds `want`.
+    pub fn gather(&mut self, want: usize, config: &SearchConfig) -> (Vec<Leaf>, u32) {
+        let mut leaves: Vec<Leaf> = Vec::with_capacity(want);
+        let mut finished = 0u32;
+        let mut attempts = 0;
+        while leaves.len() + (finished as usize) < want && attempts < 4 * want {
+            attempts += 1;
+            match self.select(config) {
+                Some(leaf) if leaves.iter().any(|l| l.node == leaf.node) => self.revert_pending(&leaf.path),
+                Some(leaf) => leaves.push(leaf),
+                None => finished += 1,
             }
+        }
+        (leaves, finished)
+    }
+
+    /// The position a gathered leaf stands for.
+    pub fn leaf_position(&self, leaf: &Leaf) -> &Position {
+        &self.nodes[leaf.node as usize].pos
+    }
+
+    /// Expands gathered leaves with their evaluations and backs the values up.
+    pub fn apply(&mut self, leaves: Vec<Leaf>, evaluations: Vec<Evaluation>) {
+        assert_eq!(leaves.len(), evaluations.len(), "one evaluation per leaf");
+        for (leaf, eval) in leaves.into_iter().zip(evaluations) {
+            self.expand(leaf.node, &eval.priors);
+            let player = self.nodes[leaf.node as usize].pos.to_act().expect("gathered leaves are not over");
+            self.revert_pending(&leaf.path);
+            self.backup(leaf.node, &leaf.path, as_seen_by(eval.value, player));
         }
     }
 
     /// Walks down by PUCT to a leaf. A finished game is backed up at once
     /// (returns `None`); an unexpanded leaf is returned with virtual loss on its path.
-    fn select(&mut self, config: &SearchConfig) -> Option<Pending> {
+    fn select(&mut self, config: &SearchConfig) -> Option<Leaf> {
         let mut node = self.root;
         let mut path = Vec::new();
         loop {
@@ -221,7 +235,7 @@ impl Tree {
                 for &e in &path {
                     self.edges[e as usize].pending += 1;
                 }
-                return Some(Pending { node, path });
+                return Some(Leaf { node, path });
             }
             let edge = self.best_edge(node, config);
             path.push(edge);
@@ -418,7 +432,10 @@ mod tests {
     fn noise_keeps_priors_a_distribution() {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
         let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
-        tree.add_root_noise(&mut UniformEvaluator, 0.3, 0.25, &mut rng);
+        tree.add_root_noise(0.3, 0.25, &mut rng);
+        assert!(!tree.root_expanded(), "nothing to add noise to yet");
+        tree.run(&mut UniformEvaluator, 1, &SearchConfig::default());
+        tree.add_root_noise(0.3, 0.25, &mut rng);
         let sum: f32 = tree.children(tree.root).iter().map(|e| e.prior).sum();
         assert!((sum - 1.0).abs() < 1e-4);
         assert!(tree.children(tree.root).iter().any(|e| (e.prior - 1.0 / 42.0).abs() > 1e-3));

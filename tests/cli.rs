@@ -180,3 +180,16 @@ fn benches_run_and_print_rates() {
     assert_eq!(text.matches("simulations/s on one core").count(), 3, "{text}");
     refused(&["bench", "rules", "--seconds=0"], "--seconds must be positive");
 }
+
+/// With the full LibTorch wheel installed, binaries must keep libtorch_cuda.so
+/// (else the CUDA backend is never registered and a GPU box runs on the CPU).
+#[test]
+fn binaries_link_libtorch_cuda_when_the_full_wheel_is_installed() {
+    let torch =
+        std::fs::canonicalize(concat!(env!("CARGO_MANIFEST_DIR"), "/.torch")).expect("scripts/setup-torch.sh ran");
+    let full = torch.join("lib/libtorch_cuda.so").exists() && torch.parent().unwrap().join("nvidia").is_dir();
+    let out = Command::new("readelf").args(["-d", env!("CARGO_BIN_EXE_gipf")]).output().expect("readelf runs");
+    let dynamic = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(dynamic.contains("[libtorch_cuda.so]"), full, "{dynamic}");
+    assert!(dynamic.contains(&torch.join("lib").display().to_string()), "rpath to LibTorch: {dynamic}");
+}

@@ -1,0 +1,126 @@
+//! Configuration files (TOML): the network's shape, the search, self-play.
+//! Unknown keys are errors, and every number is checked against its range.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::net::{check_range, NetConfig};
+use crate::rules::Variant;
+use crate::search::SearchConfig;
+
+/// Self-play settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelfplayConfig {
+    pub variant: Variant,
+    /// Simulations of a full search, whose visits become a policy target.
+    pub simulations: u32,
+    /// Simulations of a cheap search (playout-cap randomization): not a
+    /// policy target, no root noise. Equal to `simulations` to turn it off.
+    pub cheap_simulations: u32,
+    /// Share of decisions searched fully.
+    pub full_search_fraction: f64,
+    /// Actions at the start of a game chosen in proportion to visits^(1/temperature).
+    pub temperature_actions: u32,
+    pub temperature: f64,
+    pub dirichlet_alpha: f32,
+    pub dirichlet_fraction: f32,
+    /// A game reaching this many actions ends and is scored as a draw.
+    pub max_actions: u32,
+    /// Games played at once; their leaves share each network batch.
+    pub parallel_games: usize,
+    /// LibTorch intra-op threads (1 is best on small CPUs).
+    pub torch_threads: i32,
+}
+
+/// A whole configuration file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub network: NetConfig,
+    pub search: SearchConfig,
+    pub selfplay: SelfplayConfig,
+}
+
+fn check_unit(name: &str, value: f64) -> Result<()> {
+    anyhow::ensure!((0.0..=1.0).contains(&value), "{name} = {value} is out of range 0..=1");
+    Ok(())
+}
+
+fn check_positive(name: &str, value: f64, max: f64) -> Result<()> {
+    anyhow::ensure!(value > 0.0 && value <= max, "{name} = {value} is out of range (0, {max}]");
+    Ok(())
+}
+
+impl Config {
+    /// Reads and checks a configuration file.
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))?;
+        Config::parse(&text).with_context(|| format!("config {}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<Config> {
+        let config: Config = toml::from_str(text)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        self.network.validate()?;
+        let s = &self.search;
+        check_positive("search.c_puct", s.c_puct as f64, 100.0)?;
+        check_unit("search.fpu_reduction", s.fpu_reduction as f64)?;
+        check_range("search.batch_size", s.batch_size as i64, 1, 256)?;
+        anyhow::ensure!(
+            (0.0..=10.0).contains(&s.virtual_loss),
+            "search.virtual_loss = {} is out of range 0..=10",
+            s.virtual_loss
+        );
+        let p = &self.selfplay;
+        check_range("selfplay.simulations", p.simulations as i64, 2, 100_000)?;
+        check_range("selfplay.cheap_simulations", p.cheap_simulations as i64, 2, p.simulations as i64)?;
+        check_unit("selfplay.full_search_fraction", p.full_search_fraction)?;
+        check_range("selfplay.temperature_actions", p.temperature_actions as i64, 0, 10_000)?;
+        check_positive("selfplay.temperature", p.temperature, 10.0)?;
+        check_positive("selfplay.dirichlet_alpha", p.dirichlet_alpha as f64, 10.0)?;
+        check_unit("selfplay.dirichlet_fraction", p.dirichlet_fraction as f64)?;
+        check_range("selfplay.max_actions", p.max_actions as i64, 10, 100_000)?;
+        check_range("selfplay.parallel_games", p.parallel_games as i64, 1, 4096)?;
+        check_range("selfplay.torch_threads", p.torch_threads as i64, 1, 256)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped(name: &str) -> String {
+        std::fs::read_to_string(format!("{}/configs/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    #[test]
+    fn shipped_configs_are_valid() {
+        for name in ["tiny.toml", "cpu.toml", "gpu.toml"] {
+            Config::parse(&shipped(name)).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        }
+    }
+
+    #[test]
+    fn unknown_keys_and_out_of_range_values_are_refused() {
+        let tiny = shipped("tiny.toml");
+        let typo = tiny.replace("simulations =", "simulatons =");
+        assert!(format!("{:#}", Config::parse(&typo).unwrap_err()).contains("unknown field `simulatons`"));
+        let extra = format!("{tiny}\n[other]\nx = 1\n");
+        assert!(format!("{:#}", Config::parse(&extra).unwrap_err()).contains("unknown field `other`"));
+        let zero = tiny.replace("blocks = 1", "blocks = 0");
+        assert!(format!("{:#}", Config::parse(&zero).unwrap_err()).contains("network.blocks = 0 is out of range"));
+        let bad = tiny.replace("dirichlet_fraction = 0.25", "dirichlet_fraction = 1.5");
+        assert!(format!("{:#}", Config::parse(&bad).unwrap_err()).contains("selfplay.dirichlet_fraction"));
+        assert!(Config::load(Path::new("/no/such/config.toml"))
+            .unwrap_err()
+            .to_string()
+            .contains("cannot read config"));
+    }
+}

@@ -1,0 +1,345 @@
+//! The self-play generator: many games searched at once, the leaves of all
+//! their trees evaluated in one network batch per step.
+//!
+//! Each step: every game whose search is complete chooses its action
+//! (visit-proportional for the first `temperature_actions` actions of a full
+//! search, else the most visited) and starts the next search; every game
+//! gathers up to `search.batch_size` leaves (in parallel, on rayon threads);
+//! one evaluator call scores them all; the values are backed up.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use tch::Device;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+
+use crate::checkpoint::{model_name, ModelSource};
+use crate::config::Config;
+use crate::encoding::ENCODING_VERSION;
+use crate::games::{GameFile, GameResult, Sample, GAME_FORMAT};
+use crate::net::Network;
+use crate::rules::{Action, Position};
+use crate::search::{Evaluator, Leaf, Tree};
+
+/// A game being played.
+struct Slot {
+    tree: Tree,
+    actions: Vec<Action>,
+    samples: Vec<Sample>,
+    /// Root visits the current search must reach.
+    target: u32,
+    /// Whether the current search is a full one (a policy target).
+    full: bool,
+    noise_added: bool,
+    rng: SmallRng,
+}
+
+/// Counts since the generator started.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    pub games: u64,
+    /// Actions played in all games, finished or not.
+    pub actions: u64,
+    /// Actions of the finished games.
+    pub finished_actions: u64,
+    pub evaluations: u64,
+    pub batches: u64,
+}
+
+/// Plays self-play games and hands each finished one to a callback.
+pub struct Generator {
+    config: Config,
+    slots: Vec<Slot>,
+    seed_rng: SmallRng,
+    pub stats: Stats,
+}
+
+impl Slot {
+    fn new(config: &Config, seed: u64) -> Slot {
+        let mut slot = Slot {
+            tree: Tree::new(Position::new(config.selfplay.variant)),
+            actions: Vec::new(),
+            samples: Vec::new(),
+            target: 0,
+            full: false,
+            noise_added: false,
+            rng: SmallRng::seed_from_u64(seed),
+        };
+        slot.start_search(config);
+        slot
+    }
+
+    fn start_search(&mut self, config: &Config) {
+        let p = &config.selfplay;
+        self.full = p.cheap_simulations >= p.simulations || self.rng.random_bool(p.full_search_fraction);
+        let sims = if self.full { p.simulations } else { p.cheap_simulations };
+        // Visits already below a reused root count towards the search.
+        self.target = sims;
+        self.noise_added = !self.full;
+    }
+
+    fn is_over(&self, config: &Config) -> bool {
+        self.tree.root_position().is_over() || self.actions.len() >= config.selfplay.max_actions as usize
+    }
+
+    fn search_done(&self) -> bool {
+        self.tree.root_expanded() && self.tree.root_visits() >= self.target
+    }
+
+    /// Plays the searched action; forced actions (the only legal one) are
+    /// played without search.
+    fn play(&mut self, config: &Config) {
+        let counts = self.tree.root_visit_counts();
+        let p = &config.selfplay;
+        let explore = self.full && (self.actions.len() as u32) < p.temperature_actions;
+        let chosen = if explore {
+            let weights: Vec<f64> = counts.iter().map(|&(_, v)| (v as f64).powf(1.0 / p.temperature)).collect();
+            let total: f64 = weights.iter().sum();
+            let mut x = self.rng.random_range(0.0..total.max(f64::MIN_POSITIVE));
+            let mut pick = counts.len() - 1;
+            for (i, w) in weights.iter().enumerate() {
+                if x < *w {
+                    pick = i;
+                    break;
+                }
+                x -= w;
+            }
+            counts[pick].0
+        } else {
+            counts.iter().max_by_key(|&&(_, v)| v).expect("a searched root has actions").0
+        };
+        if self.full {
+            self.samples.push(Sample {
+                ply: self.actions.len(),
+                visits: counts.iter().map(|(a, v)| (a.to_string(), *v)).collect::<BTreeMap<_, _>>(),
+                root_value: self.tree.root_value(),
+            });
+        }
+        self.advance(chosen);
+        self.skip_forced(config);
+        self.start_search(config);
+    }
+
+    fn advance(&mut self, action: Action) {
+        self.actions.push(action);
+        self.tree.advance(action);
+    }
+
+    fn skip_forced(&mut self, config: &Config) {
+        while !self.is_over(config) {
+            let legal = self.tree.root_position().legal_actions();
+            if legal.len() != 1 {
+                break;
+            }
+            self.advance(legal[0]);
+        }
+    }
+}
+
+impl Generator {
+    pub fn new(config: Config, seed: u64) -> Generator {
+        let mut seed_rng = SmallRng::seed_from_u64(seed);
+        let slots = (0..config.selfplay.parallel_games).map(|_| Slot::new(&config, seed_rng.random())).collect();
+        Generator { config, slots, seed_rng, stats: Stats::default() }
+    }
+
+    /// Runs one step: moves where searches are complete, then one batch of
+    /// leaf evaluations. Finished games go to `finished` (with the model name
+    /// given), and their slots start new games while `more_games` says so.
+    pub fn step(
+        &mut self,
+        evaluator: &mut dyn Evaluator,
+        model: &str,
+        more_games: &mut dyn FnMut() -> bool,
+        finished: &mut dyn FnMut(GameFile),
+    ) {
+        let config = &self.config;
+        let mut i = 0;
+        while i < self.slots.len() {
+            let slot = &mut self.slots[i];
+            if slot.search_done() {
+                let before = slot.actions.len();
+                slot.play(config);
+                self.stats.actions += (slot.actions.len() - before) as u64;
+            }
+            if slot.is_over(config) {
+                let slot = self.slots.swap_remove(i);
+                self.stats.games += 1;
+                self.stats.finished_actions += slot.actions.len() as u64;
+                finished(GameFile {
+                    format: GAME_FORMAT,
+                    encoding_version: ENCODING_VERSION,
+                    variant: config.selfplay.variant,
+                    result: GameResult::of(slot.tree.root_position()),
+                    actions: slot.actions,
+                    samples: slot.samples,
+                    model: model.to_string(),
+                    config: config.clone(),
+                });
+                if more_games() {
+                    let seed = self.seed_rng.random();
+                    self.slots.push(Slot::new(config, seed));
+                }
+                continue;
+            }
+            i += 1;
+        }
+        if self.slots.is_empty() {
+            return;
+        }
+
+        let search = config.search;
+        let gathered: Vec<Vec<Leaf>> = self
+            .slots
+            .par_iter_mut()
+            .map(|slot| {
+                let want = (slot.target.saturating_sub(slot.tree.root_visits()) as usize).clamp(1, search.batch_size);
+                slot.tree.gather(want, &search).0
+            })
+            .collect();
+        let positions: Vec<Position> = self
+            .slots
+            .iter()
+            .zip(&gathered)
+            .flat_map(|(slot, leaves)| leaves.iter().map(|leaf| *slot.tree.leaf_position(leaf)))
+            .collect();
+        if positions.is_empty() {
+            return;
+        }
+        let mut evaluations = evaluator.evaluate(&positions).into_iter();
+        self.stats.evaluations += positions.len() as u64;
+        self.stats.batches += 1;
+        let per_slot: Vec<_> =
+            gathered.iter().map(|leaves| evaluations.by_ref().take(leaves.len()).collect()).collect();
+        let (alpha, fraction) = (config.selfplay.dirichlet_alpha, config.selfplay.dirichlet_fraction);
+        self.slots.par_iter_mut().zip(gathered).zip(per_slot).for_each(|((slot, leaves), evals)| {
+            slot.tree.apply(leaves, evals);
+            if !slot.noise_added && slot.tree.root_expanded() {
+                slot.tree.add_root_noise(alpha, fraction, &mut slot.rng);
+                slot.noise_added = true;
+            }
+        });
+    }
+
+    /// Games in progress.
+    pub fn active(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Mean length of finished games so far.
+    pub fn mean_game_length(&self) -> f64 {
+        self.stats.finished_actions as f64 / self.stats.games.max(1) as f64
+    }
+}
+
+/// What [`run`] is asked to do.
+pub struct RunOptions {
+    pub config: Config,
+    /// Folder for finished games (created if missing).
+    pub out: PathBuf,
+    /// Games to play; `None` plays until `duration` runs out or the process is stopped.
+    pub games: Option<u64>,
+    pub model: ModelSource,
+    pub device: Device,
+    pub seed: u64,
+    /// Stop starting new games after this long (in-flight games are finished).
+    pub duration: Option<Duration>,
+    pub progress: bool,
+}
+
+/// What [`run`] did.
+#[derive(Clone, Copy, Debug)]
+pub struct RunReport {
+    pub stats: Stats,
+    pub seconds: f64,
+}
+
+impl RunReport {
+    pub fn evaluations_per_second(&self) -> f64 {
+        self.stats.evaluations as f64 / self.seconds
+    }
+
+    pub fn mean_batch(&self) -> f64 {
+        self.stats.evaluations as f64 / self.stats.batches.max(1) as f64
+    }
+}
+
+/// Plays games with the network from `options.model`, writing each finished
+/// one into `options.out`. With a model folder, a newer checkpoint there is
+/// picked up after each finished game.
+pub fn run(options: RunOptions) -> Result<RunReport> {
+    std::fs::create_dir_all(&options.out)
+        .with_context(|| format!("cannot create games folder {}", options.out.display()))?;
+    tch::set_num_threads(options.config.selfplay.torch_threads);
+    let net_config = options.config.network;
+    let load = |path: Option<&PathBuf>| -> Result<Network> {
+        match path {
+            Some(p) => Network::load(p, &net_config, options.device),
+            None => Ok(Network::new(&net_config, options.device, options.seed as i64)),
+        }
+    };
+    let mut current = options.model.current()?;
+    let mut network = load(current.as_ref())?;
+    let mut model = model_name(current.as_deref());
+    tracing::info!(model, device = ?options.device, "self-play starts");
+
+    let bar = match (options.progress, options.games) {
+        (false, _) => ProgressBar::hidden(),
+        (true, Some(n)) => ProgressBar::new(n),
+        (true, None) => ProgressBar::new_spinner(),
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos}/{len} games {msg}")
+            .expect("valid progress template"),
+    );
+
+    let start = Instant::now();
+    let mut generator = Generator::new(options.config.clone(), options.seed);
+    let mut started = options.config.selfplay.parallel_games as u64;
+    let mut written = 0u64;
+    // Unique per run: start time, seed and process.
+    let epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let run_id = format!("{epoch}-{}-{}", options.seed, std::process::id());
+    while generator.active() > 0 {
+        let mut finished_games = Vec::new();
+        let out_of_time = options.duration.is_some_and(|d| start.elapsed() >= d);
+        let mut more = || {
+            let more = !out_of_time && options.games.is_none_or(|n| started < n);
+            started += more as u64;
+            more
+        };
+        generator.step(&mut network, &model, &mut more, &mut |game| finished_games.push(game));
+        for game in finished_games {
+            let name = format!("game-{run_id}-{written:06}.json");
+            game.write_into(&options.out, &name).context("writing a finished game")?;
+            written += 1;
+            bar.inc(1);
+            if let ModelSource::Folder(_) = options.model {
+                let newest = options.model.current()?;
+                if newest != current {
+                    network = load(newest.as_ref())?;
+                    model = model_name(newest.as_deref());
+                    current = newest;
+                    tracing::info!(model, "picked up a new checkpoint");
+                }
+            }
+        }
+        let secs = start.elapsed().as_secs_f64().max(1e-9);
+        let s = generator.stats;
+        bar.set_message(format!(
+            "| {:.0} actions/s | {:.0} evals/s | mean length {:.1} | {}",
+            s.actions as f64 / secs,
+            s.evaluations as f64 / secs,
+            generator.mean_game_length(),
+            model
+        ));
+    }
+    bar.finish();
+    Ok(RunReport { stats: generator.stats, seconds: start.elapsed().as_secs_f64() })
+}
