@@ -27,6 +27,10 @@ pub struct SelfplayConfig {
     pub temperature: f64,
     pub dirichlet_alpha: f32,
     pub dirichlet_fraction: f32,
+    /// 0: PUCT at the root with Dirichlet noise and the temperature above.
+    /// N > 0: Gumbel root selection among N sampled actions (sequential
+    /// halving, improved policy as the target), for low simulation counts.
+    pub gumbel_candidates: usize,
     /// A game reaching this many actions ends and is scored as a draw.
     pub max_actions: u32,
     /// Games played at once; their leaves share each network batch.
@@ -86,6 +90,7 @@ impl Config {
         check_positive("selfplay.temperature", p.temperature, 10.0)?;
         check_positive("selfplay.dirichlet_alpha", p.dirichlet_alpha as f64, 10.0)?;
         check_unit("selfplay.dirichlet_fraction", p.dirichlet_fraction as f64)?;
+        check_range("selfplay.gumbel_candidates", p.gumbel_candidates as i64, 0, 128)?;
         check_range("selfplay.max_actions", p.max_actions as i64, 10, 100_000)?;
         check_range("selfplay.parallel_games", p.parallel_games as i64, 1, 4096)?;
         check_range("selfplay.torch_threads", p.torch_threads as i64, 1, 256)

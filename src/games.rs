@@ -5,14 +5,15 @@
 //! ```json
 //! {"format": 1, "encoding_version": 1, "variant": "standard",
 //!  "actions": ["b1-b2", ...],
-//!  "samples": [{"ply": 0, "visits": {"a1-b2": 3, ...}, "root_value": 0.02}, ...],
+//!  "samples": [{"ply": 0, "policy": {"a1-b2": 0.12, ...}, "root_value": 0.02}, ...],
 //!  "result": {"winner": "white", "reason": "no_gipf_piece"},
 //!  "model": "step-000100.safetensors", "config": {...}}
 //! ```
 //!
 //! `samples` holds the fully searched decisions: `ply` indexes `actions`
-//! (the action then chosen), `visits` the search's visit counts over the
-//! legal actions, `root_value` the search's value for the player to act. The
+//! (the action then chosen), `policy` the search's policy target over the
+//! legal actions (visit shares, or with Gumbel root selection the improved
+//! policy), `root_value` the search's value for the player to act. The
 //! result's `winner` is null for a game cut at the configured length
 //! (`reason: "ply_cap"`), which training scores as a draw.
 
@@ -75,7 +76,7 @@ impl GameResult {
 #[serde(deny_unknown_fields)]
 pub struct Sample {
     pub ply: usize,
-    pub visits: BTreeMap<String, u32>,
+    pub policy: BTreeMap<String, f32>,
     pub root_value: f32,
 }
 

@@ -3,7 +3,8 @@
 //!
 //! Each step: every game whose search is complete chooses its action
 //! (visit-proportional for the first `temperature_actions` actions of a full
-//! search, else the most visited) and starts the next search; every game
+//! PUCT search, else the search's best: the most visited, or the Gumbel
+//! winner) and starts the next search; every game
 //! gathers up to `search.batch_size` leaves (in parallel, on rayon threads);
 //! one evaluator call scores them all; the values are backed up.
 
@@ -36,7 +37,8 @@ struct Slot {
     target: u32,
     /// Whether the current search is a full one (a policy target).
     full: bool,
-    noise_added: bool,
+    /// Whether the current search's root got its noise or its Gumbel candidates.
+    root_prepared: bool,
     rng: SmallRng,
 }
 
@@ -68,7 +70,7 @@ impl Slot {
             samples: Vec::new(),
             target: 0,
             full: false,
-            noise_added: false,
+            root_prepared: false,
             rng: SmallRng::seed_from_u64(seed),
         };
         slot.start_search(config);
@@ -81,7 +83,7 @@ impl Slot {
         let sims = if self.full { p.simulations } else { p.cheap_simulations };
         // Visits already below a reused root count towards the search.
         self.target = sims;
-        self.noise_added = !self.full;
+        self.root_prepared = false;
     }
 
     fn is_over(&self, config: &Config) -> bool {
@@ -95,10 +97,10 @@ impl Slot {
     /// Plays the searched action; forced actions (the only legal one) are
     /// played without search.
     fn play(&mut self, config: &Config) {
-        let counts = self.tree.root_visit_counts();
         let p = &config.selfplay;
-        let explore = self.full && (self.actions.len() as u32) < p.temperature_actions;
+        let explore = self.full && p.gumbel_candidates == 0 && (self.actions.len() as u32) < p.temperature_actions;
         let chosen = if explore {
+            let counts = self.tree.root_visit_counts();
             let weights: Vec<f64> = counts.iter().map(|&(_, v)| (v as f64).powf(1.0 / p.temperature)).collect();
             let total: f64 = weights.iter().sum();
             let mut x = self.rng.random_range(0.0..total.max(f64::MIN_POSITIVE));
@@ -112,12 +114,12 @@ impl Slot {
             }
             counts[pick].0
         } else {
-            counts.iter().max_by_key(|&&(_, v)| v).expect("a searched root has actions").0
+            self.tree.best_action().expect("a searched root has actions")
         };
         if self.full {
             self.samples.push(Sample {
                 ply: self.actions.len(),
-                visits: counts.iter().map(|(a, v)| (a.to_string(), *v)).collect::<BTreeMap<_, _>>(),
+                policy: self.tree.policy_target().iter().map(|(a, p)| (a.to_string(), *p)).collect::<BTreeMap<_, _>>(),
                 root_value: self.tree.root_value(),
             });
         }
@@ -217,12 +219,17 @@ impl Generator {
         self.stats.batches += 1;
         let per_slot: Vec<_> =
             gathered.iter().map(|leaves| evaluations.by_ref().take(leaves.len()).collect()).collect();
-        let (alpha, fraction) = (config.selfplay.dirichlet_alpha, config.selfplay.dirichlet_fraction);
+        let p = &config.selfplay;
         self.slots.par_iter_mut().zip(gathered).zip(per_slot).for_each(|((slot, leaves), evals)| {
             slot.tree.apply(leaves, evals);
-            if !slot.noise_added && slot.tree.root_expanded() {
-                slot.tree.add_root_noise(alpha, fraction, &mut slot.rng);
-                slot.noise_added = true;
+            if !slot.root_prepared && slot.tree.root_expanded() {
+                if p.gumbel_candidates > 0 {
+                    let budget = slot.target.saturating_sub(slot.tree.root_visits());
+                    slot.tree.start_gumbel(p.gumbel_candidates, budget, &mut slot.rng);
+                } else if slot.full {
+                    slot.tree.add_root_noise(p.dirichlet_alpha, p.dirichlet_fraction, &mut slot.rng);
+                }
+                slot.root_prepared = true;
             }
         });
     }

@@ -35,18 +35,27 @@ fn games_in(dir: &Path) -> Vec<GameFile> {
     paths.iter().map(|p| GameFile::read(p).unwrap()).collect()
 }
 
+/// Both root selections: PUCT with noise and temperature, and Gumbel.
 #[test]
 fn a_tiny_network_plays_complete_games_that_read_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let report = run(options(dir.path(), ModelSource::Fresh, 2)).unwrap();
-    assert_eq!(report.stats.games, 2);
-    assert!(report.stats.evaluations > 0);
-    let games = games_in(dir.path());
-    assert_eq!(games.len(), 2, "one file a game, no temporary files left");
-    let config = tiny();
-    for game in &games {
+    for gumbel_candidates in [0, 4] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = options(dir.path(), ModelSource::Fresh, 2);
+        options.config.selfplay.gumbel_candidates = gumbel_candidates;
+        let config = options.config.clone();
+        let report = run(options).unwrap();
+        assert_eq!(report.stats.games, 2);
+        assert!(report.stats.evaluations > 0);
+        let games = games_in(dir.path());
+        assert_eq!(games.len(), 2, "one file a game, no temporary files left");
+        check_games(&games, &config);
+    }
+}
+
+fn check_games(games: &[GameFile], config: &Config) {
+    for game in games {
         assert_eq!(game.model, "fresh");
-        assert_eq!(game.config, config);
+        assert_eq!(&game.config, config);
         assert!(!game.samples.is_empty());
         // Replay: every sample's visits cover exactly the legal actions there,
         // add up to the search, and the chosen action was legal.
@@ -56,10 +65,10 @@ fn a_tiny_network_plays_complete_games_that_read_back() {
             if let Some(sample) = samples.next_if(|s| s.ply == ply) {
                 let mut legal: Vec<String> = pos.legal_actions().iter().map(Action::to_string).collect();
                 legal.sort();
-                assert_eq!(sample.visits.keys().cloned().collect::<Vec<_>>(), legal);
-                let total: u32 = sample.visits.values().sum();
-                assert!(total + 1 >= config.selfplay.simulations, "visits {total}");
-                assert!(sample.visits[&action.to_string()] > 0, "the chosen action was searched");
+                assert_eq!(sample.policy.keys().cloned().collect::<Vec<_>>(), legal);
+                let total: f32 = sample.policy.values().sum();
+                assert!((total - 1.0).abs() < 1e-4, "policy sums to {total}");
+                assert!(sample.policy[&action.to_string()] > 0.0, "the chosen action has a share");
                 assert!(sample.root_value.abs() <= 1.0);
             }
             pos.play(action).unwrap();

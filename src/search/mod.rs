@@ -6,8 +6,12 @@
 //! therefore backed up as seen by White and turned, at each edge, to the view
 //! of the player who chose it.
 
+mod gumbel;
+
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
+
+use gumbel::{sigma, GumbelRoot};
 
 use crate::rules::{Action, Color, Position};
 
@@ -92,6 +96,8 @@ pub struct Tree {
     nodes: Vec<Node>,
     edges: Vec<Edge>,
     root: u32,
+    /// Gumbel root selection, when started for the current search.
+    gumbel: Option<GumbelRoot>,
 }
 
 /// A leaf waiting for evaluation: its node and the edges leading to it.
@@ -118,7 +124,7 @@ fn as_seen_by(white_value: f32, player: Color) -> f32 {
 impl Tree {
     pub fn new(pos: Position) -> Tree {
         let root = Node { pos, first_edge: 0, num_edges: 0, expanded: false, visits: 0, white_value_sum: 0.0 };
-        Tree { nodes: vec![root], edges: Vec::new(), root: 0 }
+        Tree { nodes: vec![root], edges: Vec::new(), root: 0, gumbel: None }
     }
 
     pub fn root_position(&self) -> &Position {
@@ -142,6 +148,66 @@ impl Tree {
     /// The root's legal actions with their visit counts.
     pub fn root_visit_counts(&self) -> Vec<(Action, u32)> {
         self.children(self.root).iter().map(|e| (e.action, e.visits)).collect()
+    }
+
+    /// Switches the current search to Gumbel root selection over `candidates`
+    /// actions with `simulations` to share out. Does nothing before the root
+    /// is expanded, or with fewer than two legal actions.
+    pub fn start_gumbel(&mut self, candidates: usize, simulations: u32, rng: &mut impl Rng) {
+        let children = self.children(self.root);
+        if !self.root_expanded() || children.len() < 2 {
+            return;
+        }
+        let priors: Vec<f32> = children.iter().map(|e| e.prior).collect();
+        self.gumbel = Some(GumbelRoot::new(&priors, candidates, simulations, rng));
+    }
+
+    /// The root edges' values for the root player; unvisited ones completed
+    /// with the root's value.
+    fn completed_q(&self) -> Vec<f32> {
+        let fallback = self.root_value();
+        self.children(self.root)
+            .iter()
+            .map(|e| if e.visits > 0 { e.value_sum / e.visits as f32 } else { fallback })
+            .collect()
+    }
+
+    fn max_root_visits(&self) -> u32 {
+        self.children(self.root).iter().map(|e| e.visits).max().unwrap_or(0)
+    }
+
+    /// The action the search recommends: with Gumbel root selection, the best
+    /// remaining candidate; otherwise the most visited.
+    pub fn best_action(&self) -> Option<Action> {
+        let children = self.children(self.root);
+        let index = match &self.gumbel {
+            Some(g) => {
+                let q = self.completed_q();
+                g.best(|i| q[i], self.max_root_visits())
+            }
+            None => (0..children.len()).max_by_key(|&i| children[i].visits)?,
+        };
+        children.get(index).map(|e| e.action)
+    }
+
+    /// The policy target over the root's legal actions: with Gumbel root
+    /// selection, softmax(log prior + sigma(completed q)); otherwise the visit
+    /// distribution.
+    pub fn policy_target(&self) -> Vec<(Action, f32)> {
+        let children = self.children(self.root);
+        if self.gumbel.is_some() {
+            let q = self.completed_q();
+            let max_visits = self.max_root_visits();
+            let logits: Vec<f32> =
+                children.iter().zip(&q).map(|(e, &q)| e.prior.max(1e-12).ln() + sigma(q, max_visits)).collect();
+            let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let exp: Vec<f32> = logits.iter().map(|l| (l - max).exp()).collect();
+            let sum: f32 = exp.iter().sum();
+            children.iter().zip(exp).map(|(e, x)| (e.action, x / sum)).collect()
+        } else {
+            let total = children.iter().map(|e| e.visits).sum::<u32>().max(1) as f32;
+            children.iter().map(|e| (e.action, e.visits as f32 / total)).collect()
+        }
     }
 
     fn children(&self, node: u32) -> &[Edge] {
@@ -237,7 +303,11 @@ impl Tree {
                 }
                 return Some(Leaf { node, path });
             }
-            let edge = self.best_edge(node, config);
+            let edge = if node == self.root && self.gumbel.is_some() {
+                self.gumbel_edge()
+            } else {
+                self.best_edge(node, config)
+            };
             path.push(edge);
             node = match self.edges[edge as usize].child {
                 Some(child) => child,
@@ -278,6 +348,15 @@ impl Tree {
             }
         }
         best.1
+    }
+
+    fn gumbel_edge(&mut self) -> u32 {
+        let first = self.nodes[self.root as usize].first_edge;
+        let visits: Vec<u32> = self.children(self.root).iter().map(|e| e.visits + e.pending).collect();
+        let q = self.completed_q();
+        let max_visits = self.max_root_visits();
+        let gumbel = self.gumbel.as_mut().expect("gumbel search started");
+        first + gumbel.select(|i| visits[i], |i| q[i], max_visits) as u32
     }
 
     fn expand(&mut self, node: u32, priors: &[f32]) {
@@ -325,6 +404,7 @@ impl Tree {
     /// Moves the root to the child reached by `action`, keeping its subtree.
     /// Other branches stay allocated until the tree is dropped.
     pub fn advance(&mut self, action: Action) {
+        self.gumbel = None;
         let child = self.children(self.root).iter().find(|e| e.action == action).and_then(|e| e.child);
         match child {
             Some(child) => self.root = child,
@@ -439,6 +519,41 @@ mod tests {
         let sum: f32 = tree.children(tree.root).iter().map(|e| e.prior).sum();
         assert!((sum - 1.0).abs() < 1e-4);
         assert!(tree.children(tree.root).iter().any(|e| (e.prior - 1.0 / 42.0).abs() > 1e-3));
+    }
+
+    #[test]
+    fn gumbel_finds_the_winning_removal_within_its_candidates() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(4);
+        for candidates in [2, 4, 16] {
+            let mut tree = Tree::new(win_in_one());
+            tree.run(&mut UniformEvaluator, 1, &SearchConfig::default());
+            tree.start_gumbel(candidates, 32, &mut rng);
+            tree.run(&mut UniformEvaluator, 32, &SearchConfig::default());
+            let visited = tree.root_visit_counts().iter().filter(|(_, v)| *v > 0).count();
+            assert!(visited <= candidates, "{visited} actions visited with {candidates} candidates");
+            let target = tree.policy_target();
+            assert!((target.iter().map(|(_, p)| p).sum::<f32>() - 1.0).abs() < 1e-4);
+            // Both root actions are candidates whenever there are two or more.
+            assert_eq!(tree.best_action().unwrap().to_string(), "xb5,c5,d5,e5,f4,g3,h2");
+            let (best, p) = target.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+            assert_eq!(best.to_string(), "xb5,c5,d5,e5,f4,g3,h2", "improved policy {p}");
+        }
+    }
+
+    #[test]
+    fn gumbel_halving_spreads_then_narrows_the_visits() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+        let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
+        tree.run(&mut UniformEvaluator, 1, &SearchConfig::default());
+        tree.start_gumbel(8, 96, &mut rng);
+        tree.run(&mut UniformEvaluator, 96, &SearchConfig { batch_size: 1, ..SearchConfig::default() });
+        let mut visits: Vec<u32> = tree.root_visit_counts().iter().map(|(_, v)| *v).filter(|&v| v > 0).collect();
+        visits.sort();
+        assert_eq!(visits.len(), 8, "every candidate visited in the first phase: {visits:?}");
+        // 3 phases of 32: 4 each for 8, then 8 more each for 4, then 16 more each for 2.
+        assert_eq!(visits[..4], [4, 4, 4, 4], "{visits:?}");
+        assert!(visits[6] >= 28, "the last two share the last phase: {visits:?}");
+        assert!(tree.best_action().is_some());
     }
 
     use rand::SeedableRng;
