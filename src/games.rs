@@ -113,7 +113,7 @@ impl GameFile {
         let record = GameRecord { variant: self.variant, actions: self.actions.clone() };
         let end = record.replay()?;
         let result = GameResult::of(&end);
-        if result.reason != EndReason::PlyCap && result != self.result {
+        if result != self.result {
             bail!("the result says {:?} but the actions end in {:?}", self.result, result);
         }
         for sample in &self.samples {

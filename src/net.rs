@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use tch::nn::{self, ModuleT};
+use tch::nn;
 use tch::{Device, Kind, Tensor};
 
 use crate::encoding::{action_index, encode, GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES};
@@ -137,14 +137,6 @@ impl PolicyValueNet {
             .tanh()
             .squeeze_dim(1);
         (policy, value)
-    }
-}
-
-impl ModuleT for PolicyValueNet {
-    /// Policy logits and value side by side: `[N, NUM_ACTIONS + 1]`.
-    fn forward_t(&self, xs: &Tensor, train: bool) -> Tensor {
-        let (policy, value) = PolicyValueNet::forward_t(self, xs, train);
-        Tensor::cat(&[policy, value.unsqueeze(1)], 1)
     }
 }
 

@@ -145,9 +145,11 @@ impl Slot {
 }
 
 impl Generator {
-    pub fn new(config: Config, seed: u64) -> Generator {
+    /// Starts `games` games at once (at most `parallel_games`).
+    pub fn new(config: Config, seed: u64, games: usize) -> Generator {
         let mut seed_rng = SmallRng::seed_from_u64(seed);
-        let slots = (0..config.selfplay.parallel_games).map(|_| Slot::new(&config, seed_rng.random())).collect();
+        let n = games.min(config.selfplay.parallel_games);
+        let slots = (0..n).map(|_| Slot::new(&config, seed_rng.random())).collect();
         Generator { config, slots, seed_rng, stats: Stats::default() }
     }
 
@@ -307,8 +309,9 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     );
 
     let start = Instant::now();
-    let mut generator = Generator::new(options.config.clone(), options.seed);
-    let mut started = options.config.selfplay.parallel_games as u64;
+    let parallel = options.config.selfplay.parallel_games as u64;
+    let mut started = options.games.map_or(parallel, |n| n.min(parallel));
+    let mut generator = Generator::new(options.config.clone(), options.seed, started as usize);
     let mut written = 0u64;
     // Unique per run: start time, seed and process.
     let epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());

@@ -91,7 +91,9 @@ fn the_newest_checkpoint_in_the_model_folder_plays() {
     }
     std::fs::write(models.path().join("notes.txt"), "not a checkpoint").unwrap();
     run(options(out.path(), ModelSource::Folder(models.path().to_path_buf()), 1)).unwrap();
-    assert_eq!(games_in(out.path())[0].model, "step-000020.safetensors");
+    let games = games_in(out.path());
+    assert_eq!(games.len(), 1, "one game asked, one played");
+    assert_eq!(games[0].model, "step-000020.safetensors");
 }
 
 #[test]
@@ -105,6 +107,10 @@ fn corrupt_and_truncated_game_files_are_refused_by_name() {
     assert!(err.contains(&path.display().to_string()) && err.contains("not a game file"), "{err}");
     std::fs::write(&path, text.replacen("\"format\":1", "\"format\":99", 1)).unwrap();
     assert!(format!("{:#}", GameFile::read(&path).unwrap_err()).contains("game format 99"));
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    value["result"] = serde_json::json!({"winner": null, "reason": "ply_cap"});
+    std::fs::write(&path, value.to_string()).unwrap();
+    assert!(format!("{:#}", GameFile::read(&path).unwrap_err()).contains("the result says"));
     let first = text.split('"').find(|s| s.contains('-') && s.len() == 5).unwrap().to_string();
     std::fs::write(&path, text.replacen(&format!("\"{first}\""), "\"e5-e5\"", 1)).unwrap();
     assert!(GameFile::read(&path).is_err());
