@@ -80,9 +80,12 @@ impl Slot {
     fn start_search(&mut self, config: &Config) {
         let p = &config.selfplay;
         self.full = p.cheap_simulations >= p.simulations || self.rng.random_bool(p.full_search_fraction);
-        let sims = if self.full { p.simulations } else { p.cheap_simulations };
-        // Visits already below a reused root count towards the search.
-        self.target = sims;
+        // A cheap search may stop at visits already below the reused root; a
+        // full search (a training sample, with fresh noise) makes all its own.
+        self.target = match self.full {
+            true => self.tree.root_visits() + p.simulations,
+            false => p.cheap_simulations,
+        };
         self.root_prepared = false;
     }
 
