@@ -39,6 +39,31 @@ pub struct SelfplayConfig {
     pub torch_threads: i32,
 }
 
+/// Training settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainConfig {
+    pub batch_size: usize,
+    /// SGD with momentum; the rate is multiplied by `lr_drop_factor` every
+    /// `lr_drop_every` steps (0: never).
+    pub learning_rate: f64,
+    pub lr_drop_every: u64,
+    pub lr_drop_factor: f64,
+    pub momentum: f64,
+    pub weight_decay: f64,
+    pub value_loss_weight: f64,
+    /// The window of recent samples grows with the run: a `window_fraction`
+    /// of all samples seen, at least `window_min` and at most `window_max`.
+    pub window_min: usize,
+    pub window_max: usize,
+    pub window_fraction: f64,
+    /// Training waits for this many samples before its first step.
+    pub min_samples: usize,
+    /// The loop: games of self-play, then training steps, then a checkpoint.
+    pub games_per_generation: u64,
+    pub steps_per_generation: u64,
+}
+
 /// A whole configuration file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,6 +71,7 @@ pub struct Config {
     pub network: NetConfig,
     pub search: SearchConfig,
     pub selfplay: SelfplayConfig,
+    pub train: TrainConfig,
 }
 
 fn check_unit(name: &str, value: f64) -> Result<()> {
@@ -93,7 +119,21 @@ impl Config {
         check_range("selfplay.gumbel_candidates", p.gumbel_candidates as i64, 0, 128)?;
         check_range("selfplay.max_actions", p.max_actions as i64, 10, 100_000)?;
         check_range("selfplay.parallel_games", p.parallel_games as i64, 1, 4096)?;
-        check_range("selfplay.torch_threads", p.torch_threads as i64, 1, 256)
+        check_range("selfplay.torch_threads", p.torch_threads as i64, 1, 256)?;
+        let t = &self.train;
+        check_range("train.batch_size", t.batch_size as i64, 1, 65_536)?;
+        check_positive("train.learning_rate", t.learning_rate, 10.0)?;
+        check_range("train.lr_drop_every", t.lr_drop_every as i64, 0, i64::MAX)?;
+        check_positive("train.lr_drop_factor", t.lr_drop_factor, 1.0)?;
+        check_unit("train.momentum", t.momentum)?;
+        check_unit("train.weight_decay", t.weight_decay)?;
+        check_positive("train.value_loss_weight", t.value_loss_weight, 100.0)?;
+        check_range("train.window_min", t.window_min as i64, 1, t.window_max as i64)?;
+        check_range("train.window_max", t.window_max as i64, 1, 100_000_000)?;
+        check_unit("train.window_fraction", t.window_fraction)?;
+        check_range("train.min_samples", t.min_samples as i64, 1, t.window_max as i64)?;
+        check_range("train.games_per_generation", t.games_per_generation as i64, 1, 1_000_000)?;
+        check_range("train.steps_per_generation", t.steps_per_generation as i64, 1, 10_000_000)
     }
 }
 

@@ -14,6 +14,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod games;
 pub mod selfplay;
+pub mod train;
 
 /// Logs to standard error, at `info` unless `RUST_LOG` says otherwise.
 pub fn init_logging() {

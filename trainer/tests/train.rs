@@ -1,0 +1,138 @@
+//! Training on real self-play games from a tiny network on the CPU.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gipf::checkpoint::ModelSource;
+use gipf::config::Config;
+use gipf::encoding::INPUT_SIZE;
+use gipf::selfplay::{run, RunOptions};
+use gipf::train::data::Window;
+use gipf::train::{train_steps, Logs, Trainer};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use tch::Device;
+
+fn tiny() -> Config {
+    Config::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny.toml")).unwrap()
+}
+
+/// Plays `n` tiny self-play games into a new folder.
+fn games(n: u64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let options = RunOptions {
+        config: tiny(),
+        out: dir.path().to_path_buf(),
+        games: Some(n),
+        model: ModelSource::Fresh,
+        device: Device::Cpu,
+        seed: 9,
+        duration: None,
+        progress: false,
+    };
+    run(options).unwrap();
+    dir
+}
+
+fn window(dir: &Path) -> Window {
+    let mut window = Window::default();
+    window.load_new(dir, |_| 100_000).unwrap();
+    window
+}
+
+#[test]
+fn the_loss_falls_on_a_fixed_set_of_games() {
+    tch::set_num_threads(1);
+    let dir = games(3);
+    let window = window(dir.path());
+    assert!(window.len() > 20, "{} samples", window.len());
+    let mut config = tiny();
+    config.train.learning_rate = 0.05;
+    let mut trainer = Trainer::new(&config, Device::Cpu, 1);
+    let mut rng = SmallRng::seed_from_u64(1);
+    let losses: Vec<f32> = (0..120)
+        .map(|_| {
+            let stats = trainer.train_step(&window.batch(32, &mut rng));
+            stats.policy_loss + stats.value_loss
+        })
+        .collect();
+    let first: f32 = losses[..10].iter().sum::<f32>() / 10.0;
+    let last: f32 = losses[110..].iter().sum::<f32>() / 10.0;
+    assert!(last < 0.8 * first, "loss {first} -> {last}");
+    assert_eq!(trainer.step, 120);
+}
+
+#[test]
+fn a_checkpoint_resumes_exactly() {
+    tch::set_num_threads(1);
+    let dir = games(2);
+    let window = window(dir.path());
+    let models = tempfile::tempdir().unwrap();
+    let config = tiny();
+    let mut rng = SmallRng::seed_from_u64(2);
+    let batches: Vec<_> = (0..4).map(|_| window.batch(16, &mut rng)).collect();
+
+    let mut trainer = Trainer::new(&config, Device::Cpu, 3);
+    for b in &batches[..3] {
+        trainer.train_step(b);
+    }
+    let weights = trainer.save(models.path()).unwrap();
+    assert!(weights.ends_with("step-00000003.safetensors"));
+    let mut resumed = Trainer::resume_or_new(&config, models.path(), Device::Cpu, 99).unwrap();
+    assert_eq!((resumed.step, resumed.samples_seen), (3, 48));
+
+    let mut input = vec![0.0; INPUT_SIZE];
+    gipf::encoding::encode(&gipf::rules::Position::new(config.selfplay.variant), &mut input);
+    assert_eq!(trainer.network.infer(&input, 1), resumed.network.infer(&input, 1), "bit-identical outputs");
+
+    // The next step from the checkpoint equals the next step without a stop.
+    trainer.train_step(&batches[3]);
+    resumed.train_step(&batches[3]);
+    assert_eq!(trainer.network.infer(&input, 1), resumed.network.infer(&input, 1), "momentum was restored");
+    assert_eq!(resumed.step, 4);
+}
+
+#[test]
+fn corrupt_games_are_skipped_and_a_missing_folder_is_an_error() {
+    let dir = games(1);
+    std::fs::write(dir.path().join("game-broken.json"), "{\"format\": 1, \"vari").unwrap();
+    let mut window = Window::default();
+    let report = window.load_new(dir.path(), |_| 1000).unwrap();
+    assert_eq!(report.games, 1);
+    assert_eq!(report.skipped.len(), 1);
+    assert!(report.skipped[0].0.ends_with("game-broken.json"));
+    let err = Window::default().load_new(Path::new("/no/such/games"), |_| 1000).unwrap_err();
+    assert!(format!("{err:#}").contains("cannot read games folder /no/such/games"));
+}
+
+/// The project's Python environment (the one scripts/setup-torch.sh made).
+fn python() -> PathBuf {
+    let torch = std::fs::canonicalize(concat!(env!("CARGO_MANIFEST_DIR"), "/../.torch")).unwrap();
+    torch.ancestors().nth(4).unwrap().join("bin/python")
+}
+
+#[test]
+fn tensorboard_reads_the_training_logs() {
+    let dir = games(2);
+    let logs_dir = tempfile::tempdir().unwrap();
+    let mut config = tiny();
+    config.train.min_samples = 1;
+    let mut trainer = Trainer::new(&config, Device::Cpu, 4);
+    let mut logs = Logs::new(logs_dir.path()).unwrap();
+    let mut window = Window::default();
+    let mut rng = SmallRng::seed_from_u64(4);
+    let bar = indicatif::ProgressBar::hidden();
+    let steps = train_steps(&mut trainer, &mut window, &mut logs, dir.path(), 5, &mut rng, &bar).unwrap();
+    assert_eq!(steps, 5);
+    drop(logs);
+    let script = "import sys\n\
+        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator\n\
+        ea = EventAccumulator(sys.argv[1]); ea.Reload()\n\
+        for tag in sorted(ea.Tags()['scalars']):\n    print(tag, len(ea.Scalars(tag)), ea.Scalars(tag)[-1].step)\n";
+    let out = Command::new(python()).args(["-c", script, logs_dir.path().to_str().unwrap()]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("loss/policy 5 5"), "{text}");
+    assert!(text.contains("loss/value 5 5"), "{text}");
+    assert!(text.contains("games/mean_length 1 0"), "{text}");
+}
