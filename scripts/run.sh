@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up LibTorch, builds the release binaries and runs the main job: self-play
-# with the CPU config into runs/main/games, using the newest checkpoint in
-# runs/main/models (a fresh network while there is none), until stopped.
+# Sets up LibTorch, builds the release binaries and runs the main job: the
+# training loop with the CPU config in runs/main (self-play with the newest
+# checkpoint, training, a new checkpoint, again) until stopped. Started again,
+# it resumes where it stopped.
 # With arguments, runs one of the binaries instead: scripts/run.sh gipf rules ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,5 +12,4 @@ if [ $# -gt 0 ]; then
     bin="$1"; shift
     exec "./target/release/$bin" "$@"
 fi
-mkdir -p runs/main/games runs/main/models
-exec ./target/release/selfplay --config configs/cpu.toml --out runs/main/games --model runs/main/models
+exec ./target/release/gipf loop --config configs/cpu.toml --run runs/main

@@ -193,3 +193,39 @@ fn binaries_link_libtorch_cuda_when_the_full_wheel_is_installed() {
     assert_eq!(dynamic.contains("[libtorch_cuda.so]"), full, "{dynamic}");
     assert!(dynamic.contains(&torch.join("lib").display().to_string()), "rpath to LibTorch: {dynamic}");
 }
+
+#[test]
+fn the_loop_runs_generations_and_resumes_where_it_stopped() {
+    let run = tempfile::tempdir().unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let args = ["loop", "--config", "configs/tiny.toml", "--run", run.path().to_str().unwrap(), "--device", "cpu"];
+    let once = |generations: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_gipf"))
+            .args(args)
+            .args(["--generations", generations])
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let names = |dir: &str| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(run.path().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    once("1");
+    assert_eq!(names("games").len(), 2);
+    once("1");
+    assert_eq!(names("games").len(), 4, "the second start keeps the first games");
+    let models = names("models");
+    assert!(models.contains(&"step-00000000.safetensors".to_string()), "{models:?}");
+    assert!(
+        models.contains(&"step-00000010.safetensors".to_string()),
+        "steps continue from the checkpoint: {models:?}"
+    );
+    assert!(!models.iter().any(|m| m.starts_with('.')), "no temporary files left: {models:?}");
+    assert!(!names("logs").is_empty());
+}

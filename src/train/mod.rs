@@ -7,6 +7,7 @@
 //! JSON (`.json`: step, samples seen, encoding version, network shape, config).
 
 pub mod data;
+pub mod run;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! The `gipf` command line.
 
 mod bench;
+mod looping;
 mod rules;
 
 use clap::{Parser, Subcommand};
@@ -16,16 +17,20 @@ struct Cli {
 enum Command {
     /// Play actions from a start or a position and show the state (board, legal actions).
     Rules(rules::Args),
+    /// The training loop: self-play with the newest checkpoint, training, a new checkpoint, again.
+    Loop(looping::Args),
     /// Measure throughput.
     #[command(subcommand)]
     Bench(bench::Bench),
 }
 
 fn main() {
+    gipf::init_logging();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Rules(args) => rules::run(args),
         Command::Bench(which) => bench::run(which),
+        Command::Loop(args) => looping::run(args),
     };
     if let Err(err) = result {
         eprintln!("gipf: {err:#}");
