@@ -9,6 +9,7 @@ pub mod search;
 
 pub mod net;
 
+pub mod arena;
 pub mod bench;
 pub mod checkpoint;
 pub mod config;

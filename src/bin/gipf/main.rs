@@ -2,6 +2,7 @@
 
 mod bench;
 mod looping;
+mod matches;
 mod rules;
 
 use clap::{Parser, Subcommand};
@@ -19,6 +20,8 @@ enum Command {
     Rules(rules::Args),
     /// The training loop: self-play with the newest checkpoint, training, a new checkpoint, again.
     Loop(looping::Args),
+    /// Two checkpoints head to head, each searching its moves.
+    Match(matches::Args),
     /// Measure throughput.
     #[command(subcommand)]
     Bench(bench::Bench),
@@ -31,6 +34,7 @@ fn main() {
         Command::Rules(args) => rules::run(args),
         Command::Bench(which) => bench::run(which),
         Command::Loop(args) => looping::run(args),
+        Command::Match(args) => matches::run(args),
     };
     if let Err(err) = result {
         eprintln!("gipf: {err:#}");
