@@ -15,6 +15,10 @@ use crate::checkpoint::ModelSource;
 use crate::config::Config;
 use crate::selfplay::{self, RunOptions};
 
+fn now_nanos() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
 fn bar(len: Option<u64>) -> ProgressBar {
     let bar = len.map_or_else(ProgressBar::new_spinner, ProgressBar::new);
     bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos} steps {msg}").expect("template"));
@@ -83,7 +87,8 @@ pub fn self_play_loop(
             games: Some(config.train.games_per_generation),
             model: ModelSource::Folder(run.models()),
             device,
-            seed: seed.wrapping_mul(1_000_003).wrapping_add(trainer.step),
+            // Never the same games twice, across generations and restarts.
+            seed: seed.wrapping_mul(1_000_003) ^ now_nanos(),
             duration: None,
             progress: true,
         })?;
