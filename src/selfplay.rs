@@ -270,15 +270,25 @@ pub struct RunOptions {
 pub struct RunReport {
     pub stats: Stats,
     pub seconds: f64,
+    /// With a duration: the counts when it ran out, before the games in
+    /// flight were finished with ever fewer games per batch.
+    pub steady: Option<(Stats, f64)>,
 }
 
 impl RunReport {
+    /// The steady state's figures where there is one, else the whole run's.
+    fn measured(&self) -> (Stats, f64) {
+        self.steady.unwrap_or((self.stats, self.seconds))
+    }
+
     pub fn evaluations_per_second(&self) -> f64 {
-        self.stats.evaluations as f64 / self.seconds
+        let (stats, seconds) = self.measured();
+        stats.evaluations as f64 / seconds
     }
 
     pub fn mean_batch(&self) -> f64 {
-        self.stats.evaluations as f64 / self.stats.batches.max(1) as f64
+        let (stats, _) = self.measured();
+        stats.evaluations as f64 / stats.batches.max(1) as f64
     }
 }
 
@@ -319,9 +329,13 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     // Unique per run: start time, seed and process.
     let epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let run_id = format!("{epoch}-{}-{}", options.seed, std::process::id());
+    let mut steady = None;
     while generator.active() > 0 {
         let mut finished_games = Vec::new();
         let out_of_time = options.duration.is_some_and(|d| start.elapsed() >= d);
+        if out_of_time && steady.is_none() {
+            steady = Some((generator.stats, start.elapsed().as_secs_f64()));
+        }
         let mut more = || {
             let more = !out_of_time && options.games.is_none_or(|n| started < n);
             started += more as u64;
@@ -354,5 +368,5 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
         ));
     }
     bar.finish();
-    Ok(RunReport { stats: generator.stats, seconds: start.elapsed().as_secs_f64() })
+    Ok(RunReport { stats: generator.stats, seconds: start.elapsed().as_secs_f64(), steady })
 }
