@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tch::nn;
 use tch::{Device, Kind, Tensor};
@@ -145,6 +146,8 @@ pub struct Network {
     pub vs: nn::VarStore,
     pub net: PolicyValueNet,
     pub config: NetConfig,
+    /// Seconds spent in forward passes on behalf of [`Evaluator::evaluate`].
+    pub forward_seconds: f64,
 }
 
 impl Network {
@@ -153,7 +156,7 @@ impl Network {
         tch::manual_seed(seed);
         let vs = nn::VarStore::new(device);
         let net = PolicyValueNet::new(&vs.root(), config);
-        Network { vs, net, config: *config }
+        Network { vs, net, config: *config, forward_seconds: 0.0 }
     }
 
     /// Loads weights saved by [`Network::save`] into a network of `config`'s shape.
@@ -199,15 +202,17 @@ pub fn legal_priors(pos: &Position, logits: &[f32]) -> Vec<f32> {
 
 impl Evaluator for Network {
     fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
+        // Encoding and the priors' softmax run on rayon's threads; only the
+        // forward pass holds this one.
         let mut input = vec![0.0f32; positions.len() * INPUT_SIZE];
-        for (pos, chunk) in positions.iter().zip(input.chunks_mut(INPUT_SIZE)) {
-            encode(pos, chunk);
-        }
+        input.par_chunks_mut(INPUT_SIZE).zip(positions).for_each(|(chunk, pos)| encode(pos, chunk));
+        let start = std::time::Instant::now();
         let (logits, values) = self.infer(&input, positions.len());
+        self.forward_seconds += start.elapsed().as_secs_f64();
         positions
-            .iter()
-            .zip(logits.chunks(NUM_ACTIONS))
-            .zip(values)
+            .par_iter()
+            .zip(logits.par_chunks(NUM_ACTIONS))
+            .zip(values.into_par_iter())
             .map(|((pos, logits), value)| Evaluation { priors: legal_priors(pos, logits), value })
             .collect()
     }

@@ -52,6 +52,8 @@ pub struct Stats {
     pub finished_actions: u64,
     pub evaluations: u64,
     pub batches: u64,
+    /// Seconds spent in the evaluator (encoding, forward pass, priors).
+    pub evaluator_seconds: f64,
 }
 
 /// Plays self-play games and hands each finished one to a callback.
@@ -219,7 +221,9 @@ impl Generator {
         if positions.is_empty() {
             return;
         }
+        let evaluator_start = Instant::now();
         let mut evaluations = evaluator.evaluate(&positions).into_iter();
+        self.stats.evaluator_seconds += evaluator_start.elapsed().as_secs_f64();
         self.stats.evaluations += positions.len() as u64;
         self.stats.batches += 1;
         let per_slot: Vec<_> =
@@ -273,6 +277,9 @@ pub struct RunReport {
     /// With a duration: the counts when it ran out, before the games in
     /// flight were finished with ever fewer games per batch.
     pub steady: Option<(Stats, f64)>,
+    /// Seconds in the network's forward passes, over the same span as the
+    /// figures (the steady state where there is one).
+    pub forward_seconds: f64,
 }
 
 impl RunReport {
@@ -284,6 +291,20 @@ impl RunReport {
     pub fn evaluations_per_second(&self) -> f64 {
         let (stats, seconds) = self.measured();
         stats.evaluations as f64 / seconds
+    }
+
+    /// The share of the time spent in the evaluator: what is left goes to
+    /// search, bookkeeping and writing games.
+    pub fn evaluator_share(&self) -> f64 {
+        let (stats, seconds) = self.measured();
+        stats.evaluator_seconds / seconds
+    }
+
+    /// The share of the time spent in the network's forward passes: the
+    /// throughput self-play reaches, as a share of what the network alone
+    /// reaches on the same batches in the same run.
+    pub fn forward_share(&self) -> f64 {
+        self.forward_seconds / self.measured().1
     }
 
     pub fn mean_batch(&self) -> f64 {
@@ -330,11 +351,15 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     let epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let run_id = format!("{epoch}-{}-{}", options.seed, std::process::id());
     let mut steady = None;
+    // Forward-pass seconds of the networks replaced so far, and at the steady snapshot.
+    let mut forward_before = 0.0;
+    let mut steady_forward = None;
     while generator.active() > 0 {
         let mut finished_games = Vec::new();
         let out_of_time = options.duration.is_some_and(|d| start.elapsed() >= d);
         if out_of_time && steady.is_none() {
             steady = Some((generator.stats, start.elapsed().as_secs_f64()));
+            steady_forward = Some(forward_before + network.forward_seconds);
         }
         let mut more = || {
             let more = !out_of_time && options.games.is_none_or(|n| started < n);
@@ -350,6 +375,7 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
             if let ModelSource::Folder(_) = options.model {
                 let newest = options.model.current()?;
                 if newest != current {
+                    forward_before += network.forward_seconds;
                     network = load(newest.as_ref())?;
                     model = model_name(newest.as_deref());
                     current = newest;
@@ -368,5 +394,6 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
         ));
     }
     bar.finish();
-    Ok(RunReport { stats: generator.stats, seconds: start.elapsed().as_secs_f64(), steady })
+    let forward_seconds = steady_forward.unwrap_or(forward_before + network.forward_seconds);
+    Ok(RunReport { stats: generator.stats, seconds: start.elapsed().as_secs_f64(), steady, forward_seconds })
 }

@@ -83,6 +83,11 @@ fn run_args(args: Args) -> Result<()> {
         report.mean_batch(),
         report.stats.games
     );
+    println!(
+        "time in the evaluator: {:.1}% of the run, in forward passes: {:.1}%",
+        100.0 * report.evaluator_share(),
+        100.0 * report.forward_share()
+    );
     println!("raw network: {raw:.0} positions/s at batch {batch}");
     println!("ratio: {:.1}% of raw throughput", 100.0 * achieved / raw);
     Ok(())

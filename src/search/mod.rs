@@ -401,19 +401,39 @@ impl Tree {
         }
     }
 
-    /// Moves the root to the child reached by `action`, keeping its subtree.
-    /// Other branches stay allocated until the tree is dropped.
+    /// Moves the root to the child reached by `action`, keeping its subtree
+    /// and freeing the rest, so that a tree's memory follows its live part
+    /// rather than the whole game.
     pub fn advance(&mut self, action: Action) {
-        self.gumbel = None;
         let child = self.children(self.root).iter().find(|e| e.action == action).and_then(|e| e.child);
         match child {
-            Some(child) => self.root = child,
+            Some(child) => {
+                let (mut nodes, mut edges) = (Vec::new(), Vec::new());
+                self.copy_subtree(child, &mut nodes, &mut edges);
+                *self = Tree { nodes, edges, root: 0, gumbel: None };
+            }
             None => {
                 let mut pos = *self.root_position();
                 pos.play(action).expect("advance: the action is legal at the root");
                 *self = Tree::new(pos);
             }
         }
+    }
+
+    /// Appends the subtree under `node` to `nodes` and `edges`; returns its new index.
+    fn copy_subtree(&self, node: u32, nodes: &mut Vec<Node>, edges: &mut Vec<Edge>) -> u32 {
+        let index = nodes.len() as u32;
+        nodes.push(self.nodes[node as usize].clone());
+        let first = edges.len();
+        edges.extend_from_slice(self.children(node));
+        nodes[index as usize].first_edge = first as u32;
+        for k in 0..self.children(node).len() {
+            if let Some(child) = edges[first + k].child {
+                let copied = self.copy_subtree(child, nodes, edges);
+                edges[first + k].child = Some(copied);
+            }
+        }
+        index
     }
 }
 
@@ -501,8 +521,14 @@ mod tests {
         let mut tree = Tree::new(Position::new(crate::rules::Variant::Basic));
         tree.run(&mut UniformEvaluator, 300, &SearchConfig::default());
         let (action, visits) = *tree.root_visit_counts().iter().max_by_key(|(_, v)| *v).unwrap();
+        let before = tree.nodes.len();
         tree.advance(action);
         assert_eq!(tree.root_visits(), visits);
+        assert!(tree.nodes.len() < before / 4, "the other branches are freed: {} of {before}", tree.nodes.len());
+        let total: u32 = tree.root_visit_counts().iter().map(|(_, v)| v).sum();
+        assert_eq!(total + 1, visits, "the subtree's counts came along");
+        tree.run(&mut UniformEvaluator, 50, &SearchConfig::default());
+        assert_eq!(tree.root_visits(), visits + 50);
         let mut expected = Position::new(crate::rules::Variant::Basic);
         expected.play(action).unwrap();
         assert_eq!(*tree.root_position(), expected);
