@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs LibTorch (the PyPI wheel torch==$TORCH_VERSION, with tensorboard for
-# reading event files) into a per-user cache folder keyed by the torch version,
+# reading event files, onnx and onnxruntime for exports) into a per-user cache folder keyed by the torch version,
 # once, and links the wheel's torch/ folder at .torch in the checkout, where
 # .cargo/config.toml points LIBTORCH. Idempotent: a second run does nothing.
 set -euo pipefail
@@ -16,7 +16,21 @@ if [ ! -f "$VENV/.complete" ]; then
     "$VENV/bin/python" -m pip install --quiet "torch==$TORCH_VERSION" tensorboard >&2
     touch "$VENV/.complete"
 fi
+# Python packages for exporting models (ONNX conversion and its check).
+if [ ! -f "$VENV/.export-tools" ]; then
+    "$VENV/bin/python" -m pip install --quiet onnx onnxruntime onnxscript >&2
+    touch "$VENV/.export-tools"
+fi
 TORCH_DIR="$("$VENV/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))')"
 if [ "$(readlink .torch 2>/dev/null)" != "$TORCH_DIR" ]; then
     ln -sfn "$TORCH_DIR" .torch
+fi
+# The environment's Python, for gipf export and the tests that load exported
+# models (a wrapper: a symlink would hide the environment from Python).
+WRAPPER="#!/bin/sh
+exec \"$VENV/bin/python\" \"\$@\""
+if [ ! -x .python ] || [ -L .python ] || [ "$(cat .python)" != "$WRAPPER" ]; then
+    rm -f .python
+    printf '%s\n' "$WRAPPER" > .python
+    chmod +x .python
 fi

@@ -4,6 +4,49 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use tch::Device;
+
+use crate::config::Config;
+use crate::encoding::ENCODING_VERSION;
+use crate::net::{NetConfig, Network};
+
+/// The JSON beside a checkpoint's weights (`step-NNNNNNNN.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointMeta {
+    pub step: u64,
+    pub samples_seen: u64,
+    pub encoding_version: u32,
+    pub network: NetConfig,
+    pub config: Config,
+}
+
+/// Reads the description beside a weights file, checking its encoding version.
+pub fn read_meta(weights: &Path) -> Result<CheckpointMeta> {
+    let meta_path = weights.with_extension("json");
+    let text = std::fs::read_to_string(&meta_path)
+        .with_context(|| format!("cannot read {} (the description beside the weights)", meta_path.display()))?;
+    let meta: CheckpointMeta = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a checkpoint description", meta_path.display()))?;
+    anyhow::ensure!(
+        meta.encoding_version == ENCODING_VERSION,
+        "{}: encoding version {} (this program uses {ENCODING_VERSION})",
+        meta_path.display(),
+        meta.encoding_version
+    );
+    Ok(meta)
+}
+
+/// Loads a checkpoint's network, its shape taken from the description beside it.
+pub fn load_checkpoint(weights: &Path, device: Device) -> Result<(Network, CheckpointMeta)> {
+    if !weights.is_file() {
+        bail!("checkpoint {} does not exist", weights.display());
+    }
+    let meta = read_meta(weights)?;
+    let network = Network::load(weights, &meta.network, device)?;
+    Ok((network, meta))
+}
 
 /// The newest `*.safetensors` file in `dir` by name (checkpoint names carry
 /// a zero-padded step), or `None` when there is none yet.

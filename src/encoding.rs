@@ -44,6 +44,28 @@ pub const ENCODING_VERSION: u32 = 1;
 /// Side of the square grid holding the hexagonal board.
 pub const GRID: usize = 7;
 pub const NUM_PLANES: usize = 19;
+/// What each plane holds (as in the table above), for model cards.
+pub const PLANE_NAMES: [&str; NUM_PLANES] = [
+    "own singles",
+    "own GIPF pieces",
+    "opponent's singles",
+    "opponent's GIPF pieces",
+    "board points",
+    "runs of the rows to resolve now",
+    "own reserve / 18",
+    "opponent's reserve / 18",
+    "own captured pieces / 18",
+    "opponent's captured pieces / 18",
+    "decision is a removal",
+    "acting out of turn",
+    "own: may bring in a GIPF piece",
+    "own: must bring in a GIPF piece",
+    "opponent: may bring in a GIPF piece",
+    "opponent: must bring in a GIPF piece",
+    "variant basic",
+    "variant standard",
+    "variant tournament",
+];
 /// Floats in one encoded position.
 pub const INPUT_SIZE: usize = NUM_PLANES * GRID * GRID;
 

@@ -8,11 +8,13 @@ pub mod encoding;
 pub mod search;
 
 pub mod net;
+pub mod players;
 
 pub mod arena;
 pub mod bench;
 pub mod checkpoint;
 pub mod config;
+pub mod export;
 pub mod games;
 pub mod selfplay;
 pub mod train;

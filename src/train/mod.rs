@@ -14,27 +14,16 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
 use tensorboard_rs::summary_writer::SummaryWriter;
 
-use crate::checkpoint::newest_checkpoint;
+pub use crate::checkpoint::CheckpointMeta;
+use crate::checkpoint::{newest_checkpoint, read_meta};
 use crate::config::Config;
 use crate::encoding::{ENCODING_VERSION, GRID, NUM_ACTIONS, NUM_PLANES};
 use crate::games::write_atomic;
-use crate::net::{NetConfig, Network};
+use crate::net::Network;
 use data::{Batch, LoadReport, Window};
-
-/// The JSON beside a checkpoint's weights.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CheckpointMeta {
-    pub step: u64,
-    pub samples_seen: u64,
-    pub encoding_version: u32,
-    pub network: NetConfig,
-    pub config: Config,
-}
 
 /// Losses and measures of one training step.
 #[derive(Clone, Copy, Debug)]
@@ -77,17 +66,8 @@ impl Trainer {
 
     /// Loads a checkpoint from its weights file (the `.json` and `.optim` beside it too).
     pub fn load(config: &Config, weights: &Path, device: Device) -> Result<Trainer> {
+        let meta = read_meta(weights)?;
         let meta_path = weights.with_extension("json");
-        let text =
-            std::fs::read_to_string(&meta_path).with_context(|| format!("cannot read {}", meta_path.display()))?;
-        let meta: CheckpointMeta = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a checkpoint description", meta_path.display()))?;
-        anyhow::ensure!(
-            meta.encoding_version == ENCODING_VERSION,
-            "{}: encoding version {} (this program uses {ENCODING_VERSION})",
-            meta_path.display(),
-            meta.encoding_version
-        );
         anyhow::ensure!(
             meta.network == config.network,
             "{}: network {:?} differs from the config's {:?}",

@@ -1,8 +1,9 @@
 //! The `gipf` command line.
 
+mod arena;
 mod bench;
+mod export;
 mod looping;
-mod matches;
 mod rules;
 
 use clap::{Parser, Subcommand};
@@ -20,8 +21,12 @@ enum Command {
     Rules(rules::Args),
     /// The training loop: self-play with the newest checkpoint, training, a new checkpoint, again.
     Loop(looping::Args),
-    /// Two checkpoints head to head, each searching its moves.
-    Match(matches::Args),
+    /// A match between two players (checkpoints or baselines): score, Elo, optional SPRT.
+    Arena(arena::Args),
+    /// Rate a run's checkpoints against each other; writes arena/ratings.jsonl and a plot.
+    Ratings(arena::RatingsArgs),
+    /// Write a checkpoint as TorchScript, ONNX, safetensors and a model card for other front-ends.
+    Export(export::Args),
     /// Measure throughput.
     #[command(subcommand)]
     Bench(bench::Bench),
@@ -34,7 +39,9 @@ fn main() {
         Command::Rules(args) => rules::run(args),
         Command::Bench(which) => bench::run(which),
         Command::Loop(args) => looping::run(args),
-        Command::Match(args) => matches::run(args),
+        Command::Arena(args) => arena::run(args),
+        Command::Ratings(args) => arena::ratings(args),
+        Command::Export(args) => export::run(args),
     };
     if let Err(err) = result {
         eprintln!("gipf: {err:#}");

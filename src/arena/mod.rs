@@ -1,0 +1,198 @@
+//! The arena: matches between players (checkpoints with a search budget, or
+//! baselines), both colours equally, from seeded random openings, games in
+//! parallel; results with intervals, an optional SPRT stop, and the ratings
+//! of a run's checkpoints.
+
+pub mod ratings;
+pub mod stats;
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::mpsc;
+
+use anyhow::Result;
+use rand::rngs::SmallRng;
+use rand::seq::IndexedRandom;
+use rand::SeedableRng;
+use tch::Device;
+
+use crate::players::{Player, PlayerSpec};
+use crate::rules::{Color, Position, Variant};
+use crate::search::SearchConfig;
+pub use stats::{Sprt, SprtDecision, Tally};
+
+/// How a match is played.
+#[derive(Clone, Debug)]
+pub struct MatchOptions {
+    pub variant: Variant,
+    /// Games to play (at most, with an SPRT). Games come in pairs: the same
+    /// opening with the colours swapped.
+    pub games: u32,
+    /// Random actions played before the players take over.
+    pub opening_actions: u32,
+    /// A game reaching this many actions is a draw.
+    pub max_actions: u32,
+    /// Games played at once (each thread holds its own copy of both players).
+    pub threads: usize,
+    pub seed: u64,
+    pub sprt: Option<Sprt>,
+    pub device: Device,
+    pub search: SearchConfig,
+}
+
+/// What a match gave.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MatchReport {
+    /// From A's side.
+    pub tally: Tally,
+    /// The SPRT's verdict, when one was asked for.
+    pub decision: Option<SprtDecision>,
+    pub mean_length: f64,
+}
+
+/// The opening of game pair `pair`: `n` random actions from the start.
+pub fn opening(variant: Variant, n: u32, seed: u64, pair: u32) -> Position {
+    let mut rng = SmallRng::seed_from_u64(seed ^ (pair as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut pos = Position::new(variant);
+    for _ in 0..n {
+        if pos.is_over() {
+            break;
+        }
+        pos.play_unchecked(*pos.legal_actions().choose(&mut rng).expect("a game not over has legal actions"));
+    }
+    pos
+}
+
+/// Plays from `pos` to the end or to `max_actions` actions in all; returns
+/// the winner (`None` at the cap) and the number of actions.
+pub fn play_game(
+    white: &mut dyn Player,
+    black: &mut dyn Player,
+    mut pos: Position,
+    played: u32,
+    max_actions: u32,
+) -> (Option<Color>, u32) {
+    let mut actions = played;
+    while !pos.is_over() && actions < max_actions {
+        let action = match pos.to_act().expect("the game is not over") {
+            Color::White => white.choose(&pos),
+            Color::Black => black.choose(&pos),
+        };
+        pos.play(action).expect("players choose legal actions");
+        actions += 1;
+    }
+    (pos.outcome().map(|o| o.winner), actions)
+}
+
+/// Plays a match of `a` against `b`. `on_game` sees the tally after each game.
+pub fn play_match(
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    options: &MatchOptions,
+    on_game: &mut dyn FnMut(&Tally),
+) -> Result<MatchReport> {
+    let threads = options.threads.clamp(1, options.games.max(1) as usize);
+    let mut pairs: Vec<(Box<dyn Player>, Box<dyn Player>)> = Vec::new();
+    for t in 0..threads as u64 {
+        let seed = options.seed.wrapping_add(1000 * t);
+        pairs.push((
+            a.build(options.device, &options.search, seed)?,
+            b.build(options.device, &options.search, seed + 1)?,
+        ));
+    }
+    let next = AtomicU32::new(0);
+    let stop = AtomicBool::new(false);
+    let (sender, receiver) = mpsc::channel::<(Option<bool>, u32)>();
+    let mut tally = Tally::default();
+    let mut decision = options.sprt.map(|_| SprtDecision::Continue);
+    let mut total_length = 0u64;
+    std::thread::scope(|scope| {
+        for (mut pa, mut pb) in pairs {
+            let (next, stop, sender) = (&next, &stop, sender.clone());
+            scope.spawn(move || {
+                let _guard = tch::no_grad_guard();
+                while !stop.load(Ordering::Relaxed) {
+                    let game = next.fetch_add(1, Ordering::Relaxed);
+                    if game >= options.games {
+                        break;
+                    }
+                    let start = opening(options.variant, options.opening_actions, options.seed, game / 2);
+                    let a_color = if game % 2 == 0 { Color::White } else { Color::Black };
+                    let (white, black): (&mut dyn Player, &mut dyn Player) = match a_color {
+                        Color::White => (&mut *pa, &mut *pb),
+                        Color::Black => (&mut *pb, &mut *pa),
+                    };
+                    let (winner, length) = play_game(white, black, start, options.opening_actions, options.max_actions);
+                    if sender.send((winner.map(|w| w == a_color), length)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        for (a_won, length) in receiver {
+            match a_won {
+                Some(true) => tally.wins += 1,
+                Some(false) => tally.losses += 1,
+                None => tally.draws += 1,
+            }
+            total_length += length as u64;
+            on_game(&tally);
+            if let Some(sprt) = options.sprt {
+                let verdict = sprt.decide(&tally);
+                decision = Some(verdict);
+                if verdict != SprtDecision::Continue {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    });
+    Ok(MatchReport { tally, decision, mean_length: total_length as f64 / tally.games().max(1) as f64 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(games: u32) -> MatchOptions {
+        MatchOptions {
+            variant: Variant::Standard,
+            games,
+            opening_actions: 2,
+            max_actions: 600,
+            threads: 2,
+            seed: 7,
+            sprt: None,
+            device: Device::Cpu,
+            search: SearchConfig::default(),
+        }
+    }
+
+    #[test]
+    fn every_game_is_counted_once_and_openings_repeat_by_pair() {
+        let mut seen = 0;
+        let r = play_match(&PlayerSpec::Random, &PlayerSpec::Random, &options(6), &mut |t| {
+            seen += 1;
+            assert_eq!(t.games(), seen);
+        })
+        .unwrap();
+        assert_eq!(r.tally.games(), 6);
+        assert_eq!(opening(Variant::Standard, 3, 1, 4), opening(Variant::Standard, 3, 1, 4));
+        assert_ne!(opening(Variant::Standard, 3, 1, 4), opening(Variant::Standard, 3, 1, 5));
+    }
+
+    /// UCT beats random clearly, and the SPRT stops the match early.
+    #[test]
+    fn the_stronger_player_wins_and_sprt_stops_early() {
+        let sprt = Sprt { elo0: 0.0, elo1: 100.0, alpha: 0.05, beta: 0.05 };
+        let r = play_match(
+            &PlayerSpec::Uct { playouts: 100 },
+            &PlayerSpec::Random,
+            &MatchOptions { sprt: Some(sprt), ..options(200) },
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(r.decision, Some(SprtDecision::H1), "{r:?}");
+        assert!(r.tally.games() < 60, "{r:?}");
+        assert!(r.tally.score() > 0.8, "{r:?}");
+    }
+}

@@ -1,0 +1,193 @@
+//! Ratings of a run's checkpoints: each rated checkpoint plays the few rated
+//! before it; every match is kept in `arena/matches.jsonl`, the ratings
+//! fitted to all of them (Bradley-Terry, step 0 at 0 Elo) go to
+//! `arena/ratings.jsonl`, and a plot of rating against training step to
+//! `arena/ratings.png`. Matches already played are not played again, so an
+//! interrupted rating resumes, and a longer run adds only its new checkpoints.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::stats::{fit_ratings, Pairing, Tally};
+use super::{play_match, MatchOptions};
+use crate::games::write_atomic;
+use crate::players::{Budget, PlayerSpec};
+
+/// One match between two checkpoints of the run (names are file stems).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchRecord {
+    pub a: String,
+    pub b: String,
+    /// The search budget both played with, e.g. "64 sims".
+    pub budget: String,
+    pub tally: Tally,
+}
+
+/// A checkpoint's rating.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rating {
+    pub checkpoint: String,
+    pub step: u64,
+    /// Elo relative to the first rated checkpoint.
+    pub elo: f64,
+    /// Half the width of the 95% interval.
+    pub margin: f64,
+}
+
+/// Which checkpoints are rated and against how many predecessors.
+#[derive(Clone, Debug)]
+pub struct RatingOptions {
+    /// Rate every n-th checkpoint (the first and the newest always).
+    pub every: usize,
+    /// Each rated checkpoint plays this many of the rated ones before it.
+    pub opponents: usize,
+    pub budget: Budget,
+    pub matches: MatchOptions,
+}
+
+/// The run's checkpoints in step order: (stem, step, weights path).
+fn checkpoints(models: &Path) -> Result<Vec<(String, u64, PathBuf)>> {
+    let mut found = Vec::new();
+    let entries = std::fs::read_dir(models).with_context(|| format!("cannot list {}", models.display()))?;
+    for entry in entries {
+        let path = entry?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
+        let Some(stem) = name.strip_suffix(".safetensors") else { continue };
+        if let Some(step) = stem.strip_prefix("step-").and_then(|s| s.parse::<u64>().ok()) {
+            found.push((stem.to_string(), step, path));
+        }
+    }
+    found.sort_by_key(|c| c.1);
+    Ok(found)
+}
+
+/// Reads the recorded matches (none when the file does not exist yet).
+pub fn read_matches(path: &Path) -> Result<Vec<MatchRecord>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            serde_json::from_str(line).with_context(|| format!("{} line {}: not a match record", path.display(), i + 1))
+        })
+        .collect()
+}
+
+fn write_lines<T: Serialize>(path: &Path, items: &[T]) -> Result<()> {
+    let mut text = String::new();
+    for item in items {
+        text.push_str(&serde_json::to_string(item)?);
+        text.push('\n');
+    }
+    write_atomic(path, text.as_bytes())
+}
+
+/// Plays the missing matches among the run's checkpoints, then fits, writes
+/// and plots the ratings. `progress` hears of each match as it starts.
+pub fn rate_run(run: &Path, options: &RatingOptions, progress: &mut dyn FnMut(&str)) -> Result<Vec<Rating>> {
+    let all = checkpoints(&run.join("models"))?;
+    anyhow::ensure!(!all.is_empty(), "no checkpoints in {}", run.join("models").display());
+    let every = options.every.max(1);
+    let chosen: Vec<_> =
+        all.iter().enumerate().filter(|(i, _)| i % every == 0 || *i == all.len() - 1).map(|(_, c)| c).collect();
+    let folder = run.join("arena");
+    std::fs::create_dir_all(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
+    let matches_path = folder.join("matches.jsonl");
+    let mut matches = read_matches(&matches_path)?;
+    let budget = options.budget.to_string();
+
+    for (i, (a_name, _, a_path)) in chosen.iter().enumerate() {
+        for (b_name, _, b_path) in chosen[i.saturating_sub(options.opponents)..i].iter().rev() {
+            if matches.iter().any(|m| &m.a == a_name && &m.b == b_name && m.budget == budget) {
+                continue;
+            }
+            progress(&format!("{a_name} vs {b_name}"));
+            let a = PlayerSpec::Network { weights: a_path.clone(), budget: options.budget };
+            let b = PlayerSpec::Network { weights: b_path.clone(), budget: options.budget };
+            let report = play_match(&a, &b, &options.matches, &mut |_| {})?;
+            matches.push(MatchRecord {
+                a: a_name.clone(),
+                b: b_name.clone(),
+                budget: budget.clone(),
+                tally: report.tally,
+            });
+            write_lines(&matches_path, &matches)?;
+        }
+    }
+
+    let index = |name: &str| chosen.iter().position(|c| c.0 == name);
+    let pairings: Vec<Pairing> = matches
+        .iter()
+        .filter(|m| m.budget == budget)
+        .filter_map(|m| Some(Pairing { a: index(&m.a)?, b: index(&m.b)?, tally: m.tally }))
+        .collect();
+    let fitted = fit_ratings(chosen.len(), &pairings);
+    let ratings: Vec<Rating> = chosen
+        .iter()
+        .zip(fitted)
+        .map(|((name, step, _), (elo, margin))| Rating { checkpoint: name.clone(), step: *step, elo, margin })
+        .collect();
+    write_lines(&folder.join("ratings.jsonl"), &ratings)?;
+    plot_ratings(&folder.join("ratings.png"), &ratings, &budget)?;
+    Ok(ratings)
+}
+
+/// Draws rating against training step, with 95% error bars, as a PNG.
+pub fn plot_ratings(path: &Path, ratings: &[Rating], budget: &str) -> Result<()> {
+    use plotters::prelude::*;
+    use plotters::style::{register_font, FontStyle};
+    // A font compiled in, so that drawing needs nothing from the system.
+    let _ = register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
+
+    let finite: Vec<&Rating> = ratings.iter().filter(|r| r.margin.is_finite()).collect();
+    let max_step = finite.iter().map(|r| r.step).max().unwrap_or(0).max(1) as f64;
+    let lo = finite.iter().map(|r| r.elo - r.margin).fold(0.0f64, f64::min) - 20.0;
+    let hi = finite.iter().map(|r| r.elo + r.margin).fold(0.0f64, f64::max) + 20.0;
+    let tmp = path.with_file_name(".ratings.tmp.png");
+    {
+        let root = BitMapBackend::new(&tmp, (900, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("Rating by training step ({budget} per action)"), ("sans-serif", 22))
+            .margin(16)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..max_step * 1.02, lo..hi)
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        chart
+            .configure_mesh()
+            .x_desc("training step")
+            .y_desc("Elo (first checkpoint = 0)")
+            .label_style(("sans-serif", 14))
+            .draw()
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        let color = RGBColor(31, 119, 180);
+        chart
+            .draw_series(finite.iter().map(|r| {
+                ErrorBar::new_vertical(
+                    r.step as f64,
+                    r.elo - r.margin,
+                    r.elo,
+                    r.elo + r.margin,
+                    color.mix(0.5).stroke_width(1),
+                    6,
+                )
+            }))
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        chart
+            .draw_series(LineSeries::new(finite.iter().map(|r| (r.step as f64, r.elo)), color.stroke_width(2)))
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        chart
+            .draw_series(finite.iter().map(|r| Circle::new((r.step as f64, r.elo), 3, color.filled())))
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        root.present().map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
+    }
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}

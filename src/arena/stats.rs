@@ -1,0 +1,233 @@
+//! Statistics of match results: score with its interval, Elo difference,
+//! the sequential probability ratio test, and ratings fitted to many matches.
+
+/// Results of games between A and B, from A's side; a game cut by the length
+/// cap is a draw (half a point each).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Tally {
+    pub wins: u32,
+    pub losses: u32,
+    pub draws: u32,
+}
+
+/// 1.96: the normal quantile of a two-sided 95% interval.
+const Z95: f64 = 1.959964;
+
+impl Tally {
+    pub fn games(&self) -> u32 {
+        self.wins + self.losses + self.draws
+    }
+
+    /// A's share of the points.
+    pub fn score(&self) -> f64 {
+        (self.wins as f64 + 0.5 * self.draws as f64) / self.games().max(1) as f64
+    }
+
+    /// The variance of one game's points for A (wins 1, draws 1/2, losses 0).
+    fn variance(&self) -> f64 {
+        let n = self.games().max(1) as f64;
+        let s = self.score();
+        (self.wins as f64 * (1.0 - s).powi(2) + self.draws as f64 * (0.5 - s).powi(2) + self.losses as f64 * s.powi(2))
+            / n
+    }
+
+    /// The 95% interval of the score (normal approximation), within [0, 1].
+    pub fn score_interval(&self) -> (f64, f64) {
+        let margin = Z95 * (self.variance() / self.games().max(1) as f64).sqrt();
+        ((self.score() - margin).max(0.0), (self.score() + margin).min(1.0))
+    }
+
+    /// A's Elo advantage and its 95% interval (infinite at a score of 0 or 1).
+    pub fn elo(&self) -> (f64, f64, f64) {
+        let (lo, hi) = self.score_interval();
+        (elo_of_score(self.score()), elo_of_score(lo), elo_of_score(hi))
+    }
+
+    /// The log-likelihood ratio of "A is `elo1` stronger" against "`elo0`
+    /// stronger" (the normal approximation of the trinomial GSPRT, as used
+    /// by Fishtest).
+    pub fn llr(&self, elo0: f64, elo1: f64) -> f64 {
+        let n = self.games() as f64;
+        let var = self.variance();
+        if n == 0.0 || var == 0.0 {
+            return 0.0;
+        }
+        let (s0, s1) = (score_of_elo(elo0), score_of_elo(elo1));
+        n * (s1 - s0) * (2.0 * self.score() - s0 - s1) / (2.0 * var)
+    }
+}
+
+/// The expected score of a player `elo` points stronger.
+pub fn score_of_elo(elo: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+}
+
+/// The Elo difference that gives `score` (infinite at 0 and 1).
+pub fn elo_of_score(score: f64) -> f64 {
+    -400.0 * (1.0 / score - 1.0).log10()
+}
+
+/// A sequential probability ratio test between two Elo hypotheses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sprt {
+    pub elo0: f64,
+    pub elo1: f64,
+    /// False positive rate (accepting H1 when H0 holds).
+    pub alpha: f64,
+    /// False negative rate.
+    pub beta: f64,
+}
+
+/// What the test says so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SprtDecision {
+    /// A is at least `elo1` stronger.
+    H1,
+    /// A is at most `elo0` stronger.
+    H0,
+    Continue,
+}
+
+impl Sprt {
+    /// The bounds on the log-likelihood ratio: (accept H0 below, accept H1 above).
+    pub fn bounds(&self) -> (f64, f64) {
+        ((self.beta / (1.0 - self.alpha)).ln(), ((1.0 - self.beta) / self.alpha).ln())
+    }
+
+    pub fn decide(&self, tally: &Tally) -> SprtDecision {
+        let llr = tally.llr(self.elo0, self.elo1);
+        let (lower, upper) = self.bounds();
+        if llr >= upper {
+            SprtDecision::H1
+        } else if llr <= lower {
+            SprtDecision::H0
+        } else {
+            SprtDecision::Continue
+        }
+    }
+}
+
+/// One match between players `a` and `b` (indices into the rated players).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pairing {
+    pub a: usize,
+    pub b: usize,
+    pub tally: Tally,
+}
+
+/// Bradley-Terry ratings (Elo scale) of `n` players from their matches,
+/// player 0 fixed at 0, with each one's 95% margin. Every pairing gets one
+/// virtual draw, which keeps ratings finite after a clean sweep. Players
+/// not connected to player 0 by matches stay at 0 with an infinite margin.
+pub fn fit_ratings(n: usize, pairings: &[Pairing]) -> Vec<(f64, f64)> {
+    // Minorization-maximization on strengths gamma = 10^(elo / 400).
+    let mut points = vec![0.0f64; n];
+    let mut games = vec![vec![0.0f64; n]; n];
+    for p in pairings {
+        let t = p.tally;
+        points[p.a] += t.wins as f64 + 0.5 * t.draws as f64 + 0.5;
+        points[p.b] += t.losses as f64 + 0.5 * t.draws as f64 + 0.5;
+        let g = t.games() as f64 + 1.0;
+        games[p.a][p.b] += g;
+        games[p.b][p.a] += g;
+    }
+    let connected = connected_to_first(&games);
+    let mut gamma = vec![1.0f64; n];
+    for _ in 0..10_000 {
+        let mut change = 0.0f64;
+        for i in 1..n {
+            if !connected[i] {
+                continue;
+            }
+            let denom: f64 = (0..n).filter(|&j| games[i][j] > 0.0).map(|j| games[i][j] / (gamma[i] + gamma[j])).sum();
+            let next = points[i] / denom;
+            change = change.max((next / gamma[i]).ln().abs());
+            gamma[i] = next;
+        }
+        if change < 1e-10 {
+            break;
+        }
+    }
+    (0..n)
+        .map(|i| {
+            let elo = 400.0 * gamma[i].log10();
+            if i > 0 && !connected[i] {
+                return (0.0, f64::INFINITY);
+            }
+            // Fisher information of player i's rating, others held fixed.
+            let k = std::f64::consts::LN_10 / 400.0;
+            let info: f64 = (0..n)
+                .filter(|&j| games[i][j] > 0.0)
+                .map(|j| {
+                    let p = gamma[i] / (gamma[i] + gamma[j]);
+                    games[i][j] * p * (1.0 - p) * k * k
+                })
+                .sum();
+            let margin = if i == 0 { 0.0 } else { Z95 / info.sqrt() };
+            (elo, margin)
+        })
+        .collect()
+}
+
+fn connected_to_first(games: &[Vec<f64>]) -> Vec<bool> {
+    let n = games.len();
+    let mut seen = vec![false; n];
+    let mut stack = vec![0usize];
+    while let Some(i) = stack.pop() {
+        if n == 0 || seen[i] {
+            continue;
+        }
+        seen[i] = true;
+        stack.extend((0..n).filter(|&j| games[i][j] > 0.0 && !seen[j]));
+    }
+    seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn score_interval_and_elo() {
+        let even = Tally { wins: 50, losses: 50, draws: 0 };
+        assert_eq!(even.score(), 0.5);
+        let (lo, hi) = even.score_interval();
+        assert!((hi - 0.5 - 0.098).abs() < 0.001 && (0.5 - lo - 0.098).abs() < 0.001, "{lo} {hi}");
+        assert!(even.elo().0.abs() < 1e-9);
+        let t = Tally { wins: 75, losses: 25, draws: 0 };
+        assert!((t.elo().0 - 190.8).abs() < 0.1);
+        assert!((score_of_elo(elo_of_score(0.3)) - 0.3).abs() < 1e-12);
+        let sweep = Tally { wins: 10, losses: 0, draws: 0 };
+        assert_eq!(sweep.elo().0, f64::INFINITY);
+    }
+
+    #[test]
+    fn sprt_decides_clear_results_and_waits_on_unclear_ones() {
+        let sprt = Sprt { elo0: 0.0, elo1: 50.0, alpha: 0.05, beta: 0.05 };
+        assert_eq!(sprt.decide(&Tally { wins: 90, losses: 10, draws: 0 }), SprtDecision::H1);
+        assert_eq!(sprt.decide(&Tally { wins: 30, losses: 70, draws: 0 }), SprtDecision::H0);
+        assert_eq!(sprt.decide(&Tally { wins: 6, losses: 4, draws: 0 }), SprtDecision::Continue);
+        let (lower, upper) = sprt.bounds();
+        assert!((upper - 2.944).abs() < 0.001 && (lower + 2.944).abs() < 0.001);
+    }
+
+    /// Ratings fitted to results drawn from known strengths come back close.
+    #[test]
+    fn fitted_ratings_recover_known_strengths() {
+        let truth = [0.0, 100.0, 250.0, 200.0];
+        let mut pairings = Vec::new();
+        for (a, b) in [(1, 0), (2, 1), (3, 2), (3, 0), (2, 0)] {
+            let s = score_of_elo(truth[a] - truth[b]);
+            let wins = (10_000.0 * s).round() as u32;
+            pairings.push(Pairing { a, b, tally: Tally { wins, losses: 10_000 - wins, draws: 0 } });
+        }
+        let fit = fit_ratings(4, &pairings);
+        for (i, &(elo, margin)) in fit.iter().enumerate() {
+            assert!((elo - truth[i]).abs() < 5.0, "player {i}: {elo} vs {}", truth[i]);
+            assert!(i == 0 || (margin > 0.0 && margin < 20.0), "player {i}: margin {margin}");
+        }
+        let unlinked = fit_ratings(3, &[Pairing { a: 1, b: 0, tally: Tally { wins: 5, losses: 0, draws: 0 } }]);
+        assert!(unlinked[1].0 > 0.0 && unlinked[1].0.is_finite(), "a sweep stays finite");
+        assert_eq!(unlinked[2].1, f64::INFINITY);
+    }
+}

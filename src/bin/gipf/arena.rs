@@ -1,0 +1,195 @@
+//! `gipf arena`: a match between two players; `gipf ratings`: the ratings of
+//! a run's checkpoints.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use gipf::arena::ratings::{rate_run, RatingOptions};
+use gipf::arena::{play_match, MatchOptions, Sprt, SprtDecision, Tally};
+use gipf::config::Config;
+use gipf::net::parse_device;
+use gipf::players::{Budget, PlayerSpec};
+use gipf::rules::Variant;
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Settings shared by matches and ratings.
+#[derive(clap::Args)]
+pub struct Common {
+    /// Games (at most, with --sprt); an odd number is rounded up, as games come in pairs.
+    #[arg(long, default_value_t = 40)]
+    games: u32,
+    /// Simulations per action of checkpoint players without their own budget.
+    #[arg(long, default_value_t = 64)]
+    sims: u32,
+    /// Time per action instead of simulations, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    movetime: Option<u64>,
+    /// Random actions opening each pair of games.
+    #[arg(long, default_value_t = 4)]
+    opening: u32,
+    /// Games played at once.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Search settings, variant and length cap from this config.
+    #[arg(long, default_value = "configs/cpu.toml")]
+    config: PathBuf,
+    /// The variant [default: the config's].
+    #[arg(long)]
+    variant: Option<Variant>,
+    /// auto, cpu, cuda or cuda:N.
+    #[arg(long, default_value = "auto")]
+    device: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl Common {
+    fn budget(&self) -> Result<Budget> {
+        Ok(match self.movetime {
+            Some(0) => bail!("--movetime must be positive"),
+            Some(ms) => Budget::Time(Duration::from_millis(ms)),
+            None if self.sims < 2 => bail!("--sims must be at least 2"),
+            None => Budget::Simulations(self.sims),
+        })
+    }
+
+    fn options(&self, sprt: Option<Sprt>) -> Result<MatchOptions> {
+        let config = Config::load(&self.config)?;
+        anyhow::ensure!(self.games > 0, "--games must be positive");
+        anyhow::ensure!(self.threads > 0, "--threads must be positive");
+        tch::set_num_threads(config.selfplay.torch_threads);
+        Ok(MatchOptions {
+            variant: self.variant.unwrap_or(config.selfplay.variant),
+            games: self.games.div_ceil(2) * 2,
+            opening_actions: self.opening,
+            max_actions: config.selfplay.max_actions,
+            threads: self.threads,
+            seed: self.seed,
+            sprt,
+            device: parse_device(&self.device)?,
+            search: config.search,
+        })
+    }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Player A: random, greedy, uct:N, or a checkpoint's weights (with @SIMS or @MSms for its own budget).
+    a: String,
+    /// Player B, likewise.
+    b: String,
+    /// Stop when the result is clear: the Elo bounds of a sequential test, e.g. 0,50 (5% error rates).
+    #[arg(long, value_name = "ELO0,ELO1")]
+    sprt: Option<String>,
+    #[command(flatten)]
+    common: Common,
+}
+
+fn parse_sprt(text: &str) -> Result<Sprt> {
+    let bounds: Option<(f64, f64)> =
+        text.split_once(',').and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)));
+    match bounds {
+        Some((elo0, elo1)) if elo0 < elo1 => Ok(Sprt { elo0, elo1, alpha: 0.05, beta: 0.05 }),
+        _ => bail!("--sprt '{text}': expected ELO0,ELO1 with ELO0 < ELO1, e.g. 0,50"),
+    }
+}
+
+fn progress_bar(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    let template = format!("{{spinner}} [{{elapsed_precise}}] {{pos}}/{{len}} {what} {{msg}}");
+    bar.set_style(ProgressStyle::with_template(&template).expect("valid progress template"));
+    bar
+}
+
+fn format_elo(elo: f64) -> String {
+    if elo.is_finite() {
+        format!("{elo:+.0}")
+    } else if elo > 0.0 {
+        "+inf".into()
+    } else {
+        "-inf".into()
+    }
+}
+
+pub fn summary(t: &Tally) -> String {
+    let (lo, hi) = t.score_interval();
+    let (elo, elo_lo, elo_hi) = t.elo();
+    format!(
+        "A {} wins, {} losses, {} draws (length cap); score {:.1}% [{:.1}%, {:.1}%]; Elo {} [{}, {}] (95%)",
+        t.wins,
+        t.losses,
+        t.draws,
+        100.0 * t.score(),
+        100.0 * lo,
+        100.0 * hi,
+        format_elo(elo),
+        format_elo(elo_lo),
+        format_elo(elo_hi)
+    )
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let budget = args.common.budget()?;
+    let sprt = args.sprt.as_deref().map(parse_sprt).transpose()?;
+    let a = PlayerSpec::parse(&args.a, budget)?;
+    let b = PlayerSpec::parse(&args.b, budget)?;
+    let options = args.common.options(sprt)?;
+    println!("A = {}, B = {}", a.name(), b.name());
+    let bar = progress_bar(options.games as u64, "games");
+    let report = play_match(&a, &b, &options, &mut |t| {
+        bar.set_position(t.games() as u64);
+        bar.set_message(format!("A {}-{}-{} ({:.0}%)", t.wins, t.losses, t.draws, 100.0 * t.score()));
+    })?;
+    bar.finish_and_clear();
+    println!("{}", summary(&report.tally));
+    println!("mean game length {:.1} actions", report.mean_length);
+    if let (Some(sprt), Some(decision)) = (sprt, report.decision) {
+        let llr = report.tally.llr(sprt.elo0, sprt.elo1);
+        let (lower, upper) = sprt.bounds();
+        let verdict = match decision {
+            SprtDecision::H1 => format!("A is stronger by at least {} Elo", sprt.elo1),
+            SprtDecision::H0 => format!("A is not stronger by more than {} Elo", sprt.elo0),
+            SprtDecision::Continue => "no decision yet".into(),
+        };
+        println!("SPRT [{}, {}]: LLR {llr:.2} (bounds {lower:.2}, {upper:.2}): {verdict}", sprt.elo0, sprt.elo1);
+    }
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct RatingsArgs {
+    /// The run folder (its models/ are rated; results go to arena/).
+    #[arg(long, default_value = "runs/main")]
+    run: PathBuf,
+    /// Rate every n-th checkpoint (the first and the newest always).
+    #[arg(long, default_value_t = 1)]
+    every: usize,
+    /// Each rated checkpoint plays this many rated ones before it.
+    #[arg(long, default_value_t = 2)]
+    opponents: usize,
+    #[command(flatten)]
+    common: Common,
+}
+
+pub fn ratings(args: RatingsArgs) -> Result<()> {
+    anyhow::ensure!(args.every > 0 && args.opponents > 0, "--every and --opponents must be positive");
+    let options = RatingOptions {
+        every: args.every,
+        opponents: args.opponents,
+        budget: args.common.budget()?,
+        matches: args.common.options(None)?,
+    };
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").expect("valid template"));
+    bar.enable_steady_tick(Duration::from_millis(250));
+    let ratings = rate_run(&args.run, &options, &mut |what| bar.set_message(what.to_string()))?;
+    bar.finish_and_clear();
+    println!("{:<16} {:>8} {:>8} {:>7}", "checkpoint", "step", "Elo", "± 95%");
+    for r in &ratings {
+        println!("{:<16} {:>8} {:>8.0} {:>7.0}", r.checkpoint, r.step, r.elo, r.margin);
+    }
+    let folder = args.run.join("arena");
+    println!("wrote {} and {}", folder.join("ratings.jsonl").display(), folder.join("ratings.png").display());
+    Ok(())
+}

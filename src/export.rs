@@ -1,0 +1,162 @@
+//! Export of a checkpoint for other front-ends: a TorchScript module traced
+//! with tch, the safetensors weights, and a model card (JSON) describing the
+//! input planes, the action indices and the output. The ONNX file is
+//! converted from the TorchScript module by `scripts/export_onnx.py`.
+//!
+//! The module takes `[N, 19, 7, 7]` float32 planes (see [`crate::encoding`])
+//! and returns one `[N, NUM_ACTIONS + 1]` tensor: the policy logits over the
+//! action indices, then the value for the player to act, in [-1, 1].
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use tch::{CModule, Device, Tensor};
+
+use crate::checkpoint::{load_checkpoint, CheckpointMeta};
+use crate::encoding::{
+    action_at, encode, grid_cell, ENCODING_VERSION, GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES, PLANE_NAMES,
+};
+use crate::games::write_atomic;
+use crate::net::{NetConfig, Network};
+use crate::rules::{Point, Position, Variant};
+
+pub const TORCHSCRIPT_FILE: &str = "model.pt";
+pub const ONNX_FILE: &str = "model.onnx";
+pub const WEIGHTS_FILE: &str = "model.safetensors";
+pub const CARD_FILE: &str = "model.json";
+
+/// The model card: what a front-end needs to feed the model and read it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelCard {
+    pub checkpoint: String,
+    pub step: u64,
+    pub samples_seen: u64,
+    pub variant: Variant,
+    pub encoding_version: u32,
+    pub network: NetConfig,
+    /// `[batch, planes, 7, 7]`, float32.
+    pub input_shape: [i64; 4],
+    pub input_planes: Vec<String>,
+    /// Grid cell (`7 * row + column` of the 7x7 grid) of each board point, by notation.
+    pub point_cells: Vec<(String, usize)>,
+    /// `[batch, actions + 1]`, float32.
+    pub output_shape: [i64; 2],
+    pub output: String,
+    /// The action at each policy index, in the move notation.
+    pub actions: Vec<String>,
+    pub files: Vec<String>,
+}
+
+impl ModelCard {
+    fn new(name: &str, meta: &CheckpointMeta) -> ModelCard {
+        ModelCard {
+            checkpoint: name.to_string(),
+            step: meta.step,
+            samples_seen: meta.samples_seen,
+            variant: meta.config.selfplay.variant,
+            encoding_version: ENCODING_VERSION,
+            network: meta.network,
+            input_shape: [-1, NUM_PLANES as i64, GRID as i64, GRID as i64],
+            input_planes: PLANE_NAMES.iter().map(|s| s.to_string()).collect(),
+            point_cells: Point::all().map(|p| (p.cell().to_string(), grid_cell(p))).collect(),
+            output_shape: [-1, NUM_ACTIONS as i64 + 1],
+            output: format!(
+                "columns 0..{NUM_ACTIONS}: policy logits over the action indices (mask the illegal ones, then \
+                 softmax); column {NUM_ACTIONS}: the value for the player to act, in [-1, 1]"
+            ),
+            actions: (0..NUM_ACTIONS).map(|i| action_at(i).to_string()).collect(),
+            files: vec![TORCHSCRIPT_FILE.into(), ONNX_FILE.into(), WEIGHTS_FILE.into(), CARD_FILE.into()],
+        }
+    }
+}
+
+/// The network's output as the exported module gives it: logits, then value.
+fn joined_output(network: &Network, xs: &Tensor) -> Tensor {
+    let (policy, value) = network.net.forward_t(xs, false);
+    Tensor::cat(&[policy, value.unsqueeze(1)], 1)
+}
+
+/// Encoded sample positions (the start of each variant and positions from a
+/// few random actions) for tracing and for checking exports.
+pub fn sample_inputs(n: usize, seed: u64) -> Vec<f32> {
+    use rand::{rngs::SmallRng, Rng, SeedableRng};
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut input = vec![0.0f32; n * INPUT_SIZE];
+    let mut pos = Position::new(Variant::Standard);
+    for (i, chunk) in input.chunks_mut(INPUT_SIZE).enumerate() {
+        if pos.is_over() || i % 8 == 0 {
+            pos = Position::new(Variant::ALL[i % 3]);
+        }
+        encode(&pos, chunk);
+        let legal = pos.legal_actions();
+        pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
+    }
+    input
+}
+
+/// Writes the TorchScript module, the weights and the model card of the
+/// checkpoint `weights` into `out`. Returns the paths written.
+pub fn export(weights: &Path, out: &Path) -> Result<Vec<PathBuf>> {
+    let (mut network, meta) = load_checkpoint(weights, Device::Cpu)?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let name = weights.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+
+    let example = Tensor::from_slice(&sample_inputs(2, 1)).view([2, NUM_PLANES as i64, GRID as i64, GRID as i64]);
+    // Traced with the variables frozen, and saved before they are unfrozen:
+    // otherwise the saved module does not load.
+    network.vs.freeze();
+    let traced = {
+        let _guard = tch::no_grad_guard();
+        CModule::create_by_tracing("GipfNet", "forward", &[example], &mut |xs| vec![joined_output(&network, &xs[0])])
+    };
+    let script = out.join(TORCHSCRIPT_FILE);
+    let script_tmp = out.join(format!(".{TORCHSCRIPT_FILE}.tmp"));
+    let saved = traced
+        .context("tracing the network")
+        .and_then(|m| m.save(&script_tmp).with_context(|| format!("cannot write {}", script_tmp.display())));
+    network.vs.unfreeze();
+    saved?;
+    std::fs::rename(&script_tmp, &script)?;
+
+    let weights_out = out.join(WEIGHTS_FILE);
+    let bytes = std::fs::read(weights).with_context(|| format!("cannot read {}", weights.display()))?;
+    write_atomic(&weights_out, &bytes)?;
+    let card = out.join(CARD_FILE);
+    write_atomic(&card, serde_json::to_string_pretty(&ModelCard::new(&name, &meta))?.as_bytes())?;
+    Ok(vec![script, weights_out, card])
+}
+
+/// The network's joined output (as the exported module computes it) for `n`
+/// encoded positions, row-major `[n, NUM_ACTIONS + 1]`.
+pub fn reference_output(network: &Network, input: &[f32], n: usize) -> Vec<f32> {
+    let _guard = tch::no_grad_guard();
+    let xs = Tensor::from_slice(input).view([n as i64, NUM_PLANES as i64, GRID as i64, GRID as i64]);
+    let out = joined_output(network, &xs).contiguous().view(-1);
+    Vec::<f32>::try_from(&out).expect("float output")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_card_maps_every_index_and_point() {
+        let meta = CheckpointMeta {
+            step: 3,
+            samples_seen: 10,
+            encoding_version: ENCODING_VERSION,
+            network: NetConfig { blocks: 1, channels: 8, value_hidden: 8 },
+            config: crate::config::Config::parse(include_str!("../configs/tiny.toml")).unwrap(),
+        };
+        let card = ModelCard::new("step-00000003", &meta);
+        assert_eq!(card.actions.len(), NUM_ACTIONS);
+        assert_eq!(card.actions[0].parse::<crate::rules::Action>().unwrap(), action_at(0));
+        assert_eq!(card.point_cells.len(), 37);
+        let mut cells: Vec<usize> = card.point_cells.iter().map(|&(_, c)| c).collect();
+        cells.sort();
+        cells.dedup();
+        assert_eq!(cells.len(), 37);
+        assert_eq!(card.input_planes.len(), NUM_PLANES);
+    }
+}

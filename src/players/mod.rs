@@ -1,0 +1,290 @@
+//! Players for the arena, the engine protocol and human play: a checkpoint
+//! searching with its network, and the fixed baselines (uniform random, a
+//! greedy one-ply player, plain UCT with random playouts).
+
+mod uct;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use rand::rngs::SmallRng;
+use rand::seq::IndexedRandom;
+use rand::SeedableRng;
+use tch::Device;
+
+use crate::checkpoint::load_checkpoint;
+use crate::rules::{Action, Color, Position};
+use crate::search::{SearchConfig, Tree};
+pub use uct::Uct;
+
+/// Something that chooses actions.
+pub trait Player: Send {
+    /// The action to play in `pos`, which is not over.
+    fn choose(&mut self, pos: &Position) -> Action;
+}
+
+/// How long a searching player thinks about each action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    Simulations(u32),
+    Time(Duration),
+}
+
+impl fmt::Display for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Budget::Simulations(n) => write!(f, "{n} sims"),
+            Budget::Time(d) => write!(f, "{} ms", d.as_millis()),
+        }
+    }
+}
+
+/// A player described on the command line: `random`, `greedy`, `uct:N` (N
+/// random playouts per action), or a checkpoint's weights file, optionally
+/// with its own budget after `@`: `models/step-00001000.safetensors@200`
+/// (simulations) or `...@500ms` (time per action).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlayerSpec {
+    Random,
+    Greedy,
+    Uct { playouts: u32 },
+    Network { weights: PathBuf, budget: Budget },
+}
+
+impl PlayerSpec {
+    /// Reads a spec; checkpoints without their own budget get `default_budget`.
+    pub fn parse(text: &str, default_budget: Budget) -> Result<PlayerSpec> {
+        Ok(match text {
+            "random" => PlayerSpec::Random,
+            "greedy" => PlayerSpec::Greedy,
+            _ if text.starts_with("uct:") => {
+                let n = &text[4..];
+                match n.parse::<u32>() {
+                    Ok(playouts) if playouts > 0 => PlayerSpec::Uct { playouts },
+                    _ => bail!("player '{text}': expected uct:N with N a positive number of playouts"),
+                }
+            }
+            "" => bail!("empty player: expected random, greedy, uct:N or a checkpoint's weights file"),
+            _ => {
+                let (path, budget) = match text.rsplit_once('@') {
+                    Some((path, budget)) => (path, parse_budget(budget).with_context(|| format!("player '{text}'"))?),
+                    None => (text, default_budget),
+                };
+                let weights = PathBuf::from(path);
+                if !weights.is_file() {
+                    bail!(
+                        "player '{text}': no such weights file {} (players are random, greedy, uct:N or a checkpoint)",
+                        weights.display()
+                    );
+                }
+                PlayerSpec::Network { weights, budget }
+            }
+        })
+    }
+
+    /// A short name for tables and rating files.
+    pub fn name(&self) -> String {
+        match self {
+            PlayerSpec::Random => "random".into(),
+            PlayerSpec::Greedy => "greedy".into(),
+            PlayerSpec::Uct { playouts } => format!("uct:{playouts}"),
+            PlayerSpec::Network { weights, budget } => {
+                let stem =
+                    weights.file_stem().map_or_else(|| weights.display().to_string(), |s| s.to_string_lossy().into());
+                format!("{stem} ({budget})")
+            }
+        }
+    }
+
+    /// Makes the player; a network is loaded onto `device`.
+    pub fn build(&self, device: Device, search: &SearchConfig, seed: u64) -> Result<Box<dyn Player>> {
+        let rng = SmallRng::seed_from_u64(seed);
+        Ok(match self {
+            PlayerSpec::Random => Box::new(RandomPlayer { rng }),
+            PlayerSpec::Greedy => Box::new(GreedyPlayer { rng }),
+            PlayerSpec::Uct { playouts } => Box::new(Uct::new(*playouts, rng)),
+            PlayerSpec::Network { weights, budget } => Box::new(NetworkPlayer::load(weights, device, *budget, search)?),
+        })
+    }
+}
+
+/// `N` simulations or `Nms` milliseconds.
+pub fn parse_budget(text: &str) -> Result<Budget> {
+    let (number, millis) = match text.strip_suffix("ms") {
+        Some(n) => (n, true),
+        None => (text, false),
+    };
+    match number.parse::<u32>() {
+        Ok(n) if millis && n > 0 => Ok(Budget::Time(Duration::from_millis(n as u64))),
+        Ok(n) if !millis && n >= 2 => Ok(Budget::Simulations(n)),
+        _ => bail!("budget '{text}': expected simulations (N >= 2) or milliseconds (Nms, N > 0)"),
+    }
+}
+
+/// Uniformly random among the legal actions.
+pub struct RandomPlayer {
+    rng: SmallRng,
+}
+
+impl Player for RandomPlayer {
+    fn choose(&mut self, pos: &Position) -> Action {
+        *pos.legal_actions().choose(&mut self.rng).expect("a game not over has legal actions")
+    }
+}
+
+/// One ply deep: the action after which its material (reserve plus pieces
+/// on the board) leads the opponent's by the most, removal decisions that
+/// follow at once included; ties broken at random.
+pub struct GreedyPlayer {
+    rng: SmallRng,
+}
+
+/// Pieces still in play: in reserve or on the board (a GIPF piece counts two).
+fn material(pos: &Position, color: Color) -> i32 {
+    pos.reserve(color) as i32 + pos.on_board(color) as i32
+}
+
+/// `me`'s score of `pos`: a win or a loss, else twice the material lead
+/// plus the reserve lead (pieces back in reserve keep a player alive).
+/// Removal decisions still pending are resolved by their chooser's best.
+fn greedy_score(pos: &Position, me: Color) -> i32 {
+    if let Some(outcome) = pos.outcome() {
+        return if outcome.winner == me { 10_000 } else { -10_000 };
+    }
+    let chooser = pos.to_act().expect("a game not over has a player to act");
+    if matches!(pos.phase(), crate::rules::Phase::Remove { .. }) {
+        let scores = pos.legal_actions().into_iter().map(|a| {
+            let mut next = *pos;
+            next.play_unchecked(a);
+            greedy_score(&next, me)
+        });
+        return if chooser == me { scores.max() } else { scores.min() }.expect("a removal decision has choices");
+    }
+    let them = me.opponent();
+    2 * (material(pos, me) - material(pos, them)) + pos.reserve(me) as i32 - pos.reserve(them) as i32
+}
+
+impl Player for GreedyPlayer {
+    fn choose(&mut self, pos: &Position) -> Action {
+        let me = pos.to_act().expect("a game not over has a player to act");
+        let scored: Vec<(Action, i32)> = pos
+            .legal_actions()
+            .into_iter()
+            .map(|a| {
+                let mut next = *pos;
+                next.play_unchecked(a);
+                (a, greedy_score(&next, me))
+            })
+            .collect();
+        let best = scored.iter().map(|&(_, s)| s).max().expect("a game not over has legal actions");
+        let ties: Vec<Action> = scored.into_iter().filter(|&(_, s)| s == best).map(|(a, _)| a).collect();
+        *ties.choose(&mut self.rng).expect("at least one action has the best score")
+    }
+}
+
+/// A checkpoint's network searching each action with PUCT (no noise; the
+/// most visited action is played).
+pub struct NetworkPlayer {
+    network: crate::net::Network,
+    budget: Budget,
+    search: SearchConfig,
+}
+
+impl NetworkPlayer {
+    pub fn load(weights: &Path, device: Device, budget: Budget, search: &SearchConfig) -> Result<NetworkPlayer> {
+        let (network, _) = load_checkpoint(weights, device)?;
+        Ok(NetworkPlayer { network, budget, search: *search })
+    }
+
+    pub fn new(network: crate::net::Network, budget: Budget, search: &SearchConfig) -> NetworkPlayer {
+        NetworkPlayer { network, budget, search: *search }
+    }
+}
+
+impl Player for NetworkPlayer {
+    fn choose(&mut self, pos: &Position) -> Action {
+        let legal = pos.legal_actions();
+        if legal.len() == 1 {
+            return legal[0];
+        }
+        let mut tree = Tree::new(*pos);
+        match self.budget {
+            Budget::Simulations(n) => tree.run(&mut self.network, n, &self.search),
+            Budget::Time(limit) => {
+                let start = Instant::now();
+                tree.run(&mut self.network, 2, &self.search);
+                while start.elapsed() < limit {
+                    tree.run(&mut self.network, self.search.batch_size as u32, &self.search);
+                }
+            }
+        }
+        tree.best_action().expect("a searched root has actions")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Setup, Variant};
+
+    #[test]
+    fn specs_parse_and_bad_ones_are_named() {
+        let sims = Budget::Simulations(64);
+        assert_eq!(PlayerSpec::parse("random", sims).unwrap(), PlayerSpec::Random);
+        assert_eq!(PlayerSpec::parse("uct:1000", sims).unwrap(), PlayerSpec::Uct { playouts: 1000 });
+        for bad in ["uct:", "uct:0", "uct:x", "", "no/such/file.safetensors", "no/such@12"] {
+            assert!(PlayerSpec::parse(bad, sims).is_err(), "{bad}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("w.safetensors");
+        std::fs::write(&file, b"x").unwrap();
+        let spec = PlayerSpec::parse(&format!("{}@250ms", file.display()), sims).unwrap();
+        assert_eq!(
+            spec,
+            PlayerSpec::Network { weights: file.clone(), budget: Budget::Time(Duration::from_millis(250)) }
+        );
+        let err = PlayerSpec::parse(&format!("{}@1", file.display()), sims).unwrap_err();
+        assert!(format!("{err:#}").contains("budget '1'"), "{err:#}");
+    }
+
+    #[test]
+    fn baselines_play_legal_actions_to_the_end() {
+        let mut players: Vec<Box<dyn Player>> = vec![
+            PlayerSpec::Random.build(Device::Cpu, &SearchConfig::default(), 1).unwrap(),
+            PlayerSpec::Greedy.build(Device::Cpu, &SearchConfig::default(), 2).unwrap(),
+            PlayerSpec::Uct { playouts: 20 }.build(Device::Cpu, &SearchConfig::default(), 3).unwrap(),
+        ];
+        for variant in [Variant::Basic, Variant::Tournament] {
+            let mut pos = Position::new(variant);
+            let mut turn = 0;
+            while !pos.is_over() && turn < 2000 {
+                let action = players[turn % 3].choose(&pos);
+                pos.play(action).unwrap();
+                turn += 1;
+            }
+            assert!(pos.is_over(), "{variant}: the game ends");
+        }
+    }
+
+    /// White can capture two black pieces by completing a row; greedy does.
+    #[test]
+    fn greedy_takes_the_capture() {
+        let pos = Setup::from_json(
+            r#"{"variant": "basic", "board": {"c2": "w", "c3": "w", "c4": "w", "c5": "b"},
+                "reserve": {"white": 12, "black": 14}, "to_move": "white"}"#,
+        )
+        .unwrap()
+        .to_position()
+        .unwrap();
+        let mut greedy = GreedyPlayer { rng: SmallRng::seed_from_u64(1) };
+        let action = greedy.choose(&pos);
+        let mut after = pos;
+        after.play(action).unwrap();
+        while after.to_act() == Some(Color::White) && matches!(after.phase(), crate::rules::Phase::Remove { .. }) {
+            after.play(greedy.choose(&after)).unwrap();
+        }
+        assert!(material(&after, Color::Black) < material(&pos, Color::Black), "{action} captures nothing");
+    }
+}
