@@ -63,6 +63,37 @@ pub fn newest_checkpoint(dir: &Path) -> Result<Option<PathBuf>> {
     Ok(newest)
 }
 
+/// The file in a models folder naming the checkpoint that passed the gate
+/// (when the loop gates new checkpoints on the arena).
+pub const BEST_FILE: &str = "best.json";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Best {
+    checkpoint: String,
+}
+
+/// The checkpoint named in `dir/best.json`, if that file exists.
+pub fn best_checkpoint(dir: &Path) -> Result<Option<PathBuf>> {
+    let path = dir.join(BEST_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let best: Best =
+        serde_json::from_str(&text).with_context(|| format!("{}: not a best-checkpoint file", path.display()))?;
+    let weights = dir.join(&best.checkpoint);
+    anyhow::ensure!(weights.is_file(), "{} names {}, which does not exist", path.display(), weights.display());
+    Ok(Some(weights))
+}
+
+/// Records `weights` (a file in `dir`) as the best checkpoint.
+pub fn set_best_checkpoint(dir: &Path, weights: &Path) -> Result<()> {
+    let checkpoint = weights.file_name().context("a checkpoint has a file name")?.to_string_lossy().into_owned();
+    crate::games::write_atomic(&dir.join(BEST_FILE), serde_json::to_string(&Best { checkpoint })?.as_bytes())
+}
+
 /// A `--model` argument: a weights file, or a folder of checkpoints.
 #[derive(Clone, Debug)]
 pub enum ModelSource {
@@ -82,12 +113,16 @@ impl ModelSource {
         })
     }
 
-    /// The weights to use now, if any.
+    /// The weights to use now, if any: for a folder, the checkpoint named in
+    /// its `best.json` when the loop gates checkpoints, else the newest.
     pub fn current(&self) -> Result<Option<PathBuf>> {
         match self {
             ModelSource::Fresh => Ok(None),
             ModelSource::File(p) => Ok(Some(p.clone())),
-            ModelSource::Folder(dir) => newest_checkpoint(dir),
+            ModelSource::Folder(dir) => match best_checkpoint(dir)? {
+                Some(best) => Ok(Some(best)),
+                None => newest_checkpoint(dir),
+            },
         }
     }
 }

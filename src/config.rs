@@ -64,6 +64,21 @@ pub struct TrainConfig {
     pub steps_per_generation: u64,
 }
 
+/// Gating (optional): each new checkpoint of the loop plays the best one so
+/// far, and self-play moves to it only when it scores `threshold` or more.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    /// Games of each gating match, in pairs with the colours swapped.
+    pub games: u32,
+    /// Simulations per action of both checkpoints.
+    pub simulations: u32,
+    /// The new checkpoint's score needed to replace the best one.
+    pub threshold: f64,
+    /// Random actions opening each pair of games.
+    pub opening_actions: u32,
+}
+
 /// A whole configuration file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -72,6 +87,8 @@ pub struct Config {
     pub search: SearchConfig,
     pub selfplay: SelfplayConfig,
     pub train: TrainConfig,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateConfig>,
 }
 
 fn check_unit(name: &str, value: f64) -> Result<()> {
@@ -133,7 +150,14 @@ impl Config {
         check_unit("train.window_fraction", t.window_fraction)?;
         check_range("train.min_samples", t.min_samples as i64, 1, t.window_max as i64)?;
         check_range("train.games_per_generation", t.games_per_generation as i64, 1, 1_000_000)?;
-        check_range("train.steps_per_generation", t.steps_per_generation as i64, 1, 10_000_000)
+        check_range("train.steps_per_generation", t.steps_per_generation as i64, 1, 10_000_000)?;
+        if let Some(g) = &self.gate {
+            check_range("gate.games", g.games as i64, 2, 100_000)?;
+            check_range("gate.simulations", g.simulations as i64, 2, 100_000)?;
+            check_unit("gate.threshold", g.threshold)?;
+            check_range("gate.opening_actions", g.opening_actions as i64, 0, 100)?;
+        }
+        Ok(())
     }
 }
 
@@ -159,6 +183,8 @@ mod tests {
         assert!(format!("{:#}", Config::parse(&typo).unwrap_err()).contains("unknown field `simulatons`"));
         let extra = format!("{tiny}\n[other]\nx = 1\n");
         assert!(format!("{:#}", Config::parse(&extra).unwrap_err()).contains("unknown field `other`"));
+        let gate = format!("{tiny}\n[gate]\ngames = 4\nsimulations = 8\nthreshold = 1.5\nopening_actions = 2\n");
+        assert!(format!("{:#}", Config::parse(&gate).unwrap_err()).contains("gate.threshold = 1.5"));
         let zero = tiny.replace("blocks = 1", "blocks = 0");
         assert!(format!("{:#}", Config::parse(&zero).unwrap_err()).contains("network.blocks = 0 is out of range"));
         let bad = tiny.replace("dirichlet_fraction = 0.25", "dirichlet_fraction = 1.5");

@@ -14,6 +14,7 @@ pub mod arena;
 pub mod bench;
 pub mod checkpoint;
 pub mod config;
+pub mod engine;
 pub mod export;
 pub mod games;
 pub mod selfplay;

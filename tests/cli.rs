@@ -229,35 +229,3 @@ fn the_loop_runs_generations_and_resumes_where_it_stopped() {
     assert!(!models.iter().any(|m| m.starts_with('.')), "no temporary files left: {models:?}");
     assert!(!names("logs").is_empty());
 }
-
-#[test]
-fn two_checkpoints_play_a_match() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = gipf::config::Config::load(std::path::Path::new("configs/tiny.toml")).unwrap();
-    let paths: Vec<String> = (0..2)
-        .map(|i| {
-            let path = dir.path().join(format!("{i}.safetensors"));
-            gipf::net::Network::new(&config.network, tch::Device::Cpu, i).save(&path).unwrap();
-            path.to_str().unwrap().to_string()
-        })
-        .collect();
-    let args = [
-        "match",
-        &paths[0],
-        &paths[1],
-        "--config",
-        "configs/tiny.toml",
-        "--games",
-        "2",
-        "--sims",
-        "4",
-        "--device",
-        "cpu",
-    ];
-    let out = gipf(&args);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let counts: Vec<u32> = text.split_whitespace().filter_map(|w| w.parse().ok()).take(3).collect();
-    assert_eq!(counts.iter().sum::<u32>(), 2, "{text}");
-    refused(&["match", &paths[0], "/no/such.safetensors", "--config", "configs/tiny.toml"], "cannot load weights");
-}

@@ -80,7 +80,7 @@ pub fn read_matches(path: &Path) -> Result<Vec<MatchRecord>> {
         .collect()
 }
 
-fn write_lines<T: Serialize>(path: &Path, items: &[T]) -> Result<()> {
+pub(crate) fn write_lines<T: Serialize>(path: &Path, items: &[T]) -> Result<()> {
     let mut text = String::new();
     for item in items {
         text.push_str(&serde_json::to_string(item)?);

@@ -46,6 +46,16 @@ impl fmt::Display for Color {
     }
 }
 
+impl std::str::FromStr for Color {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Color, String> {
+        Color::BOTH
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| format!("unknown colour '{s}': expected white or black"))
+    }
+}
+
 /// The three ways to play, which differ in the start and in GIPF pieces.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

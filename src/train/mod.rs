@@ -207,6 +207,12 @@ impl Logs {
         w.add_scalar("data/window_size", window as f32, s);
     }
 
+    /// A gating match: the new checkpoint's score against the best, and the best's step after it.
+    pub fn gate(&mut self, step: u64, score: f64, best_step: u64) {
+        self.writer.add_scalar("arena/gate_score", score as f32, step as usize);
+        self.writer.add_scalar("arena/best_step", best_step as f32, step as usize);
+    }
+
     pub fn games(&mut self, step: u64, report: &LoadReport, total_games: u64) {
         if report.games == 0 {
             return;

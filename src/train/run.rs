@@ -11,7 +11,8 @@ use tch::Device;
 
 use super::data::Window;
 use super::{train_steps, Logs, RunDir, Trainer};
-use crate::checkpoint::ModelSource;
+use crate::arena;
+use crate::checkpoint::{read_meta, ModelSource};
 use crate::config::Config;
 use crate::selfplay::{self, RunOptions};
 
@@ -63,7 +64,8 @@ pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_s
 }
 
 /// The whole loop on one machine: a generation of self-play with the newest
-/// checkpoint, training on the window, a new checkpoint; `generations` times
+/// checkpoint (or, with `[gate]`, the best one), training on the window, a
+/// new checkpoint (gated against the best); `generations` times
 /// (or forever). Stopping it at any point loses at most the game or the
 /// training chunk in flight; started again, it resumes from the newest
 /// checkpoint and the games on disk.
@@ -75,6 +77,9 @@ pub fn self_play_loop(
     generations: Option<u64>,
 ) -> Result<()> {
     let (mut trainer, mut logs) = start(config, run, device, seed)?;
+    if config.gate.is_some() {
+        arena::gate::ensure_best(&run.models())?;
+    }
     let mut window = Window::default();
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut generation = 0;
@@ -112,6 +117,18 @@ pub fn self_play_loop(
         if taken > 0 {
             let path = trainer.save(&run.models())?;
             tracing::info!(generation, step = trainer.step, checkpoint = %path.display(), "trained");
+            if let Some(gate) = &config.gate {
+                let outcome = arena::gate::gate(&run.root, &path, gate, config, device, seed ^ trainer.step)?;
+                let best = if outcome.accepted { &outcome.candidate } else { &outcome.previous_best };
+                let best_step = read_meta(best)?.step;
+                logs.gate(trainer.step, outcome.tally.score(), best_step);
+                tracing::info!(
+                    score = format!("{:.2}", outcome.tally.score()),
+                    accepted = outcome.accepted,
+                    best = %best.display(),
+                    "gated"
+                );
+            }
         }
     }
     Ok(())

@@ -2,8 +2,10 @@
 
 mod arena;
 mod bench;
+mod engine;
 mod export;
 mod looping;
+mod play;
 mod rules;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +27,10 @@ enum Command {
     Arena(arena::Args),
     /// Rate a run's checkpoints against each other; writes arena/ratings.jsonl and a plot.
     Ratings(arena::RatingsArgs),
+    /// Play against a checkpoint or a baseline in the terminal.
+    Play(play::Args),
+    /// Answer a line protocol on stdin/stdout (new, position, play, go, state, ...), for front-ends.
+    Engine(engine::Args),
     /// Write a checkpoint as TorchScript, ONNX, safetensors and a model card for other front-ends.
     Export(export::Args),
     /// Measure throughput.
@@ -42,6 +48,8 @@ fn main() {
         Command::Arena(args) => arena::run(args),
         Command::Ratings(args) => arena::ratings(args),
         Command::Export(args) => export::run(args),
+        Command::Play(args) => play::run(args),
+        Command::Engine(args) => engine::run(args),
     };
     if let Err(err) = result {
         eprintln!("gipf: {err:#}");

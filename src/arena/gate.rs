@@ -1,0 +1,76 @@
+//! Gating: a new checkpoint plays the best one so far and replaces it (as
+//! the checkpoint self-play uses, named in `models/best.json`) only when it
+//! scores well enough. Each gating match is kept in `arena/gating.jsonl`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use tch::Device;
+
+use super::ratings::{read_matches, write_lines, MatchRecord};
+use super::{play_match, MatchOptions, Tally};
+use crate::checkpoint::{best_checkpoint, newest_checkpoint, set_best_checkpoint};
+use crate::config::{Config, GateConfig};
+use crate::players::{Budget, PlayerSpec};
+
+/// What a gating match decided.
+#[derive(Clone, Debug)]
+pub struct GateOutcome {
+    pub candidate: PathBuf,
+    pub previous_best: PathBuf,
+    /// The candidate's results.
+    pub tally: Tally,
+    pub accepted: bool,
+}
+
+/// Makes sure `models/best.json` exists, naming the newest checkpoint when
+/// it does not (the one self-play has been using).
+pub fn ensure_best(models: &Path) -> Result<PathBuf> {
+    if let Some(best) = best_checkpoint(models)? {
+        return Ok(best);
+    }
+    let newest = newest_checkpoint(models)?.with_context(|| format!("no checkpoint in {}", models.display()))?;
+    set_best_checkpoint(models, &newest)?;
+    Ok(newest)
+}
+
+/// Plays `candidate` against the best checkpoint in `models` and makes it
+/// the best when it scores `gate.threshold` or more.
+pub fn gate(
+    run: &Path,
+    candidate: &Path,
+    gate: &GateConfig,
+    config: &Config,
+    device: Device,
+    seed: u64,
+) -> Result<GateOutcome> {
+    let models = run.join("models");
+    let best = ensure_best(&models)?;
+    let budget = Budget::Simulations(gate.simulations);
+    let options = MatchOptions {
+        variant: config.selfplay.variant,
+        games: gate.games.div_ceil(2) * 2,
+        opening_actions: gate.opening_actions,
+        max_actions: config.selfplay.max_actions,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        seed,
+        sprt: None,
+        device,
+        search: config.search,
+    };
+    let a = PlayerSpec::Network { weights: candidate.to_path_buf(), budget };
+    let b = PlayerSpec::Network { weights: best.clone(), budget };
+    let report = play_match(&a, &b, &options, &mut |_| {})?;
+    let accepted = report.tally.score() >= gate.threshold;
+    if accepted {
+        set_best_checkpoint(&models, candidate)?;
+    }
+    let folder = run.join("arena");
+    std::fs::create_dir_all(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
+    let path = folder.join("gating.jsonl");
+    let mut records = read_matches(&path)?;
+    let stem = |p: &Path| p.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    records.push(MatchRecord { a: stem(candidate), b: stem(&best), budget: budget.to_string(), tally: report.tally });
+    write_lines(&path, &records)?;
+    Ok(GateOutcome { candidate: candidate.to_path_buf(), previous_best: best, tally: report.tally, accepted })
+}

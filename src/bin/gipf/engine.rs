@@ -1,0 +1,74 @@
+//! `gipf engine`: the line protocol of `gipf::engine` on standard input and output.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use gipf::config::Config;
+use gipf::engine::Engine;
+use gipf::net::parse_device;
+use gipf::players::{Budget, Player, PlayerSpec};
+use gipf::rules::Variant;
+
+/// Who plays for the program: a checkpoint or a baseline.
+#[derive(clap::Args)]
+pub struct PlayerArgs {
+    /// A checkpoint's weights (models/step-NNNNNNNN.safetensors, its .json beside it).
+    #[arg(long, conflicts_with = "player")]
+    model: Option<PathBuf>,
+    /// A baseline instead: random, greedy or uct:N.
+    #[arg(long)]
+    player: Option<String>,
+    /// Simulations per action of the checkpoint.
+    #[arg(long, default_value_t = 200)]
+    sims: u32,
+    /// Time per action instead of simulations, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    movetime: Option<u64>,
+    /// Search settings from this config.
+    #[arg(long, default_value = "configs/cpu.toml")]
+    config: PathBuf,
+    /// auto, cpu, cuda or cuda:N.
+    #[arg(long, default_value = "auto")]
+    device: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl PlayerArgs {
+    /// The player and its name.
+    pub fn build(&self) -> Result<(Box<dyn Player>, String)> {
+        let budget = match self.movetime {
+            Some(0) => bail!("--movetime must be positive"),
+            Some(ms) => Budget::Time(Duration::from_millis(ms)),
+            None if self.sims < 2 => bail!("--sims must be at least 2"),
+            None => Budget::Simulations(self.sims),
+        };
+        let spec = match (&self.model, &self.player) {
+            (Some(model), _) => PlayerSpec::parse(&model.to_string_lossy(), budget)?,
+            (None, Some(player)) => PlayerSpec::parse(player, budget)?,
+            (None, None) => bail!("say who plays: --model CHECKPOINT or --player random|greedy|uct:N"),
+        };
+        let config = Config::load(&self.config)?;
+        tch::set_num_threads(config.selfplay.torch_threads);
+        let player = spec.build(parse_device(&self.device)?, &config.search, self.seed)?;
+        Ok((player, spec.name()))
+    }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    player: PlayerArgs,
+    /// The variant of the first game.
+    #[arg(long, default_value = "standard")]
+    variant: Variant,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let (player, name) = args.player.build()?;
+    let _guard = tch::no_grad_guard();
+    let mut engine = Engine::new(player, name, args.variant);
+    engine.serve(std::io::stdin().lock(), std::io::stdout().lock())?;
+    Ok(())
+}

@@ -1,0 +1,239 @@
+//! The engine protocol: a line protocol on standard input and output, in the
+//! manner of GTP and UCI, so that a front-end or another program can play
+//! against a model or a baseline. One command per line, exactly one reply
+//! line per command; a reply starting with `error` names what was wrong and
+//! changes nothing. Blank lines and lines starting with `#` are ignored.
+//!
+//! | command | reply |
+//! |---|---|
+//! | `new [basic\|standard\|tournament]` | `ok` (a new game; the current variant when none is given) |
+//! | `position JSON` | `ok` (the position, as in RULES.md's setup JSON, on one line) |
+//! | `play ACTION...` | `ok` (all actions played, or none if one is illegal) |
+//! | `go` | `action ACTION` (the engine's action for the player to act, also played) |
+//! | `undo` | `ok` (takes back the last action played) |
+//! | `legal` | `legal ACTION...` (sorted) |
+//! | `state` | the `gipf rules --json` state object, on one line |
+//! | `show` | the board picture, its lines joined by ` \| ` |
+//! | `name` | `name gipf PLAYER` |
+//! | `help` | `commands ...` |
+//! | `quit` | `bye` (the engine exits) |
+
+use std::io::{BufRead, Write};
+
+use crate::players::Player;
+use crate::rules::{parse_actions, picture, Position, Setup, StateJson, Variant};
+
+/// A game and the player that answers `go`.
+pub struct Engine {
+    pos: Position,
+    /// Positions before each action played, for `undo`.
+    history: Vec<Position>,
+    player: Box<dyn Player>,
+    player_name: String,
+}
+
+/// What a command asks of the session after its reply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    pub text: String,
+    pub quit: bool,
+}
+
+fn reply(text: impl Into<String>) -> Option<Reply> {
+    Some(Reply { text: text.into(), quit: false })
+}
+
+fn error(text: impl std::fmt::Display) -> Option<Reply> {
+    reply(format!("error: {text}"))
+}
+
+const COMMANDS: &str = "new position play go undo legal state show name help quit";
+
+impl Engine {
+    pub fn new(player: Box<dyn Player>, player_name: String, variant: Variant) -> Engine {
+        Engine { pos: Position::new(variant), history: Vec::new(), player, player_name }
+    }
+
+    pub fn position(&self) -> &Position {
+        &self.pos
+    }
+
+    /// Answers one line; `None` for a blank line or a comment.
+    pub fn handle(&mut self, line: &str) -> Option<Reply> {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            return None;
+        }
+        let (command, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let rest = rest.trim();
+        match command {
+            "new" => {
+                let variant = match rest {
+                    "" => self.pos.variant(),
+                    name => match name.parse::<Variant>() {
+                        Ok(v) => v,
+                        Err(e) => return error(e),
+                    },
+                };
+                self.pos = Position::new(variant);
+                self.history.clear();
+                reply("ok")
+            }
+            "position" => match Setup::from_json(rest).and_then(|s| s.to_position()) {
+                Ok(pos) => {
+                    self.pos = pos;
+                    self.history.clear();
+                    reply("ok")
+                }
+                Err(e) => error(format!("position: {e}")),
+            },
+            "play" => {
+                let actions = match parse_actions(rest) {
+                    Ok(a) if a.is_empty() => return error("play: no action given"),
+                    Ok(a) => a,
+                    Err(e) => return error(e),
+                };
+                let mut before = Vec::with_capacity(actions.len());
+                let mut pos = self.pos;
+                for action in &actions {
+                    before.push(pos);
+                    if let Err(e) = pos.play(*action) {
+                        return error(format!("{action}: {e}"));
+                    }
+                }
+                self.history.extend(before);
+                self.pos = pos;
+                reply("ok")
+            }
+            "go" => {
+                if let Some(outcome) = self.pos.outcome() {
+                    return error(format!("the game is over: {} won", outcome.winner));
+                }
+                let action = self.player.choose(&self.pos);
+                self.history.push(self.pos);
+                self.pos.play(action).expect("players choose legal actions");
+                reply(format!("action {action}"))
+            }
+            "undo" => match self.history.pop() {
+                Some(pos) => {
+                    self.pos = pos;
+                    reply("ok")
+                }
+                None => error("undo: no action to take back"),
+            },
+            "legal" => {
+                let mut legal: Vec<String> = self.pos.legal_actions().iter().map(|a| a.to_string()).collect();
+                legal.sort();
+                reply(format!("legal {}", legal.join(" ")).trim_end().to_string())
+            }
+            "state" => reply(serde_json::to_string(&StateJson::of(&self.pos)).expect("the state serializes")),
+            "show" => reply(picture(&self.pos).lines().collect::<Vec<_>>().join(" | ")),
+            "name" => reply(format!("name gipf {}", self.player_name)),
+            "help" => reply(format!("commands {COMMANDS}")),
+            "quit" => Some(Reply { text: "bye".into(), quit: true }),
+            other => error(format!("unknown command '{other}' (commands: {COMMANDS})")),
+        }
+    }
+
+    /// Answers commands from `input` until `quit` or the end of the input.
+    pub fn serve(&mut self, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+        for line in input.lines() {
+            let line = match line {
+                Ok(line) => line,
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    writeln!(output, "error: the line is not UTF-8")?;
+                    output.flush()?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(r) = self.handle(&line) {
+                writeln!(output, "{}", r.text)?;
+                output.flush()?;
+                if r.quit {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::players::PlayerSpec;
+    use crate::rules::replay;
+    use crate::search::SearchConfig;
+
+    fn position_after(variant: Variant, actions: &str) -> anyhow::Result<Position> {
+        Ok(replay(Position::new(variant), &parse_actions(actions)?)?)
+    }
+
+    fn engine() -> Engine {
+        let player = PlayerSpec::Greedy.build(tch::Device::Cpu, &SearchConfig::default(), 1).unwrap();
+        Engine::new(player, "greedy".into(), Variant::Standard)
+    }
+
+    fn text(e: &mut Engine, line: &str) -> String {
+        e.handle(line).expect("a reply").text
+    }
+
+    #[test]
+    fn a_session_plays_and_answers_each_command_once() {
+        let mut e = engine();
+        assert_eq!(text(&mut e, "new basic"), "ok");
+        assert_eq!(e.position().variant(), Variant::Basic);
+        assert_eq!(text(&mut e, "play b1-b2 b6-b5"), "ok");
+        assert_eq!(*e.position(), position_after(Variant::Basic, "b1-b2 b6-b5").unwrap());
+        let go = text(&mut e, "go");
+        let action = go.strip_prefix("action ").expect(&go);
+        assert_eq!(*e.position(), position_after(Variant::Basic, &format!("b1-b2 b6-b5 {action}")).unwrap());
+        assert_eq!(text(&mut e, "undo"), "ok");
+        assert_eq!(*e.position(), position_after(Variant::Basic, "b1-b2 b6-b5").unwrap());
+        let state: StateJson = serde_json::from_str(&text(&mut e, "state")).unwrap();
+        assert_eq!(state.board.len(), 3 + 3 + 2, "basic starts with three pieces each");
+        assert!(text(&mut e, "legal").starts_with("legal a1-b2 "));
+        assert!(e.handle("").is_none() && e.handle("# comment").is_none());
+        assert_eq!(e.handle("quit"), Some(Reply { text: "bye".into(), quit: true }));
+    }
+
+    #[test]
+    fn bad_input_is_an_error_reply_that_changes_nothing() {
+        let mut e = engine();
+        e.handle("play b1-b2");
+        let before = *e.position();
+        for (line, expected) in [
+            ("play a1-b2 zz", "'zz' is not an action"),
+            ("play b1-b2 xa1", "is a dot"),
+            ("play b6-b5 xb2", "error: xb2"),
+            ("play", "no action"),
+            ("new chess", "chess"),
+            ("position {\"variant\": \"basic\"", "position"),
+            ("position {\"variant\": \"basic\", \"board\": {}, \"extra\": 1}", "extra"),
+            ("frobnicate", "unknown command 'frobnicate'"),
+        ] {
+            let r = text(&mut e, line);
+            assert!(r.starts_with("error: ") && r.contains(expected), "{line}: {r}");
+            assert_eq!(*e.position(), before, "{line} changed the position");
+        }
+        e.handle("new");
+        assert!(text(&mut e, "undo").starts_with("error: "));
+    }
+
+    #[test]
+    fn serve_answers_line_by_line_and_survives_bad_bytes() {
+        let mut e = engine();
+        let input: &[u8] = b"new standard\n\xff\xfe\nplay b1-b2\nbogus\nquit\nnew\n";
+        let mut out = Vec::new();
+        e.serve(input, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 5, "{out}");
+        assert_eq!(lines[0], "ok");
+        assert!(lines[1].starts_with("error: "));
+        assert_eq!(lines[2], "ok");
+        assert!(lines[3].starts_with("error: unknown command"));
+        assert_eq!(lines[4], "bye");
+    }
+}

@@ -1,0 +1,235 @@
+//! What users do with checkpoints: matches and ratings in the arena, gating
+//! in the loop, the engine protocol, play in the terminal, and the export
+//! that PyTorch and onnxruntime load.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use gipf::config::Config;
+use gipf::train::Trainer;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn gipf(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gipf"))
+        .args(args)
+        .current_dir(ROOT)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("gipf starts");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn success(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn tiny() -> Config {
+    Config::load(&Path::new(ROOT).join("configs/tiny.toml")).unwrap()
+}
+
+/// Writes checkpoints of the tiny network at `steps` (different weights each)
+/// into `run/models`; returns their weights' paths.
+fn checkpoints(run: &Path, steps: &[u64]) -> Vec<PathBuf> {
+    steps
+        .iter()
+        .map(|&step| {
+            let mut trainer = Trainer::new(&tiny(), tch::Device::Cpu, step as i64 + 1);
+            trainer.step = step;
+            trainer.save(&run.join("models")).unwrap()
+        })
+        .collect()
+}
+
+const TINY: [&str; 4] = ["--config", "configs/tiny.toml", "--device", "cpu"];
+
+#[test]
+fn arena_plays_checkpoints_and_baselines() {
+    let run = tempfile::tempdir().unwrap();
+    let paths = checkpoints(run.path(), &[0]);
+    let a = format!("{}@4", paths[0].display());
+    let out = success(&gipf(&[&["arena", &a, "random", "--games", "4"][..], &TINY].concat(), ""));
+    assert!(out.contains("A = step-00000000 (4 sims), B = random"), "{out}");
+    let line = out.lines().find(|l| l.starts_with("A ") && l.contains("wins")).expect(&out);
+    let counts: Vec<u32> =
+        line.split_whitespace().filter_map(|w| w.trim_end_matches(',').parse().ok()).take(3).collect();
+    assert_eq!(counts.iter().sum::<u32>(), 4, "{line}");
+    assert!(out.contains("Elo ") && out.contains("(95%)"), "{out}");
+
+    for (player, expected) in [
+        ("uct:", "expected uct:N"),
+        ("nothing.safetensors", "no such weights file"),
+        ("random@12", "no such weights file"),
+    ] {
+        let out = gipf(&[&["arena", player, "random", "--games", "2"][..], &TINY].concat(), "");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(expected) && !stderr.contains("panicked"), "{stderr}");
+    }
+    let out = gipf(&[&["arena", "random", "greedy", "--sprt", "50,0"][..], &TINY].concat(), "");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ELO0 < ELO1"));
+}
+
+#[test]
+fn ratings_of_a_run_are_written_plotted_and_resumed() {
+    let run = tempfile::tempdir().unwrap();
+    checkpoints(run.path(), &[0, 5, 10]);
+    let args = [
+        &["ratings", "--run", run.path().to_str().unwrap(), "--games", "2", "--sims", "4", "--opponents", "2"][..],
+        &TINY,
+    ]
+    .concat();
+    let out = success(&gipf(&args, ""));
+    assert!(out.contains("step-00000010"), "{out}");
+    let arena = run.path().join("arena");
+    let matches = std::fs::read_to_string(arena.join("matches.jsonl")).unwrap();
+    assert_eq!(matches.lines().count(), 3, "5 vs 0, 10 vs 5, 10 vs 0: {matches}");
+    let ratings: Vec<serde_json::Value> = std::fs::read_to_string(arena.join("ratings.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(ratings.len(), 3);
+    assert_eq!(ratings[0]["elo"], 0.0);
+    assert_eq!(ratings[2]["step"], 10);
+    assert!(ratings.iter().all(|r| r["elo"].as_f64().unwrap().is_finite()));
+    let png = std::fs::read(arena.join("ratings.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG file");
+
+    // A second rating plays nothing new; a new checkpoint adds its matches only.
+    success(&gipf(&args, ""));
+    assert_eq!(std::fs::read_to_string(arena.join("matches.jsonl")).unwrap(), matches);
+    checkpoints(run.path(), &[15]);
+    success(&gipf(&args, ""));
+    assert_eq!(std::fs::read_to_string(arena.join("matches.jsonl")).unwrap().lines().count(), 5);
+
+    std::fs::write(arena.join("matches.jsonl"), format!("{matches}{{\"a\": 1}}\n")).unwrap();
+    let out = gipf(&args, "");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 4: not a match record"));
+}
+
+#[test]
+fn the_loop_gates_new_checkpoints_on_the_arena() {
+    let run = tempfile::tempdir().unwrap();
+    let config = run.path().join("gated.toml");
+    let text = std::fs::read_to_string(Path::new(ROOT).join("configs/tiny.toml")).unwrap();
+    std::fs::write(
+        &config,
+        format!("{text}\n[gate]\ngames = 2\nsimulations = 4\nthreshold = 0.5\nopening_actions = 2\n"),
+    )
+    .unwrap();
+    let run_dir = run.path().join("run");
+    let args = [
+        "loop",
+        "--config",
+        config.to_str().unwrap(),
+        "--run",
+        run_dir.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--generations",
+        "2",
+    ];
+    success(&gipf(&args, ""));
+    let gating = std::fs::read_to_string(run_dir.join("arena/gating.jsonl")).unwrap();
+    assert_eq!(gating.lines().count(), 2, "{gating}");
+    let best: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("models/best.json")).unwrap()).unwrap();
+    let best = best["checkpoint"].as_str().unwrap().to_string();
+    // The best is the last checkpoint that scored at least half against the best before it.
+    let mut expected = "step-00000000".to_string();
+    for line in gating.lines() {
+        let m: serde_json::Value = serde_json::from_str(line).unwrap();
+        let t = &m["tally"];
+        let (w, l, d) = (t["wins"].as_f64().unwrap(), t["losses"].as_f64().unwrap(), t["draws"].as_f64().unwrap());
+        assert_eq!(m["b"].as_str().unwrap(), expected, "each candidate plays the best so far");
+        if (w + d / 2.0) / (w + l + d) >= 0.5 {
+            expected = m["a"].as_str().unwrap().to_string();
+        }
+    }
+    assert_eq!(best, format!("{expected}.safetensors"));
+}
+
+#[test]
+fn the_engine_answers_each_command_once() {
+    let run = tempfile::tempdir().unwrap();
+    let paths = checkpoints(run.path(), &[0]);
+    let session =
+        "new basic\nplay b1-b2\ngo\n\nstate\nplay zz\nposition {\"variant\": 3}\nundo\nundo\nundo\nquit\nlegal\n";
+    let out = success(&gipf(
+        &[&["engine", "--model", paths[0].to_str().unwrap(), "--sims", "4"][..], &TINY].concat(),
+        session,
+    ));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 10, "one reply per command, none after quit: {out}");
+    assert_eq!(&lines[..2], ["ok", "ok"]);
+    assert!(lines[2].starts_with("action "), "{}", lines[2]);
+    let state: serde_json::Value = serde_json::from_str(lines[3]).unwrap();
+    assert_eq!(state["variant"], "basic");
+    assert_eq!(state["board"].as_object().unwrap().len(), 8);
+    assert!(lines[4].starts_with("error: 'zz'"), "{}", lines[4]);
+    assert!(lines[5].starts_with("error: position"), "{}", lines[5]);
+    assert_eq!(&lines[6..9], ["ok", "ok", "error: undo: no action to take back"]);
+    assert_eq!(lines[9], "bye");
+
+    let out = success(&gipf(&["engine", "--player", "uct:20", "--variant", "tournament"], "go\nname\n"));
+    assert!(out.lines().next().unwrap().starts_with("action G"), "tournament starts with a GIPF push: {out}");
+    assert_eq!(out.lines().nth(1), Some("name gipf uct:20"));
+    let out = gipf(&["engine"], "");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--model CHECKPOINT or --player"));
+}
+
+#[test]
+fn a_person_plays_in_the_terminal() {
+    let out =
+        success(&gipf(&["play", "--player", "random", "--variant", "basic"], "zz\nlegal\nb1-b2\nb1-b2\nundo\nquit\n"));
+    assert!(out.contains("'zz' cannot be played: 'zz' is not an action"), "{out}");
+    assert!(out.contains("legal: a1-b2 "), "{out}");
+    assert!(out.contains("random plays "), "{out}");
+    assert!(out.contains("white: reserve 12"), "the board and both reserves are shown: {out}");
+    assert!(out.contains("white: reserve 11"), "{out}");
+}
+
+#[test]
+fn an_exported_model_loads_in_pytorch_with_the_same_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = checkpoints(dir.path(), &[30]);
+    let export = dir.path().join("export");
+    let out = success(&gipf(&["export", paths[0].to_str().unwrap(), "--out", export.to_str().unwrap()], ""));
+    assert!(out.contains("onnxruntime matches"), "{out}");
+    for file in ["model.pt", "model.onnx", "model.safetensors", "model.json"] {
+        assert!(export.join(file).is_file(), "{file}");
+    }
+    let card: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(export.join("model.json")).unwrap()).unwrap();
+    assert_eq!(card["step"], 30);
+    assert_eq!(card["encoding_version"], gipf::encoding::ENCODING_VERSION);
+    assert_eq!(card["actions"].as_array().unwrap().len(), gipf::encoding::NUM_ACTIONS);
+
+    let (network, _) = gipf::checkpoint::load_checkpoint(&paths[0], tch::Device::Cpu).unwrap();
+    let n = 6;
+    let input = gipf::export::sample_inputs(n, 9);
+    let output = gipf::export::reference_output(&network, &input, n);
+    let reference = dir.path().join("reference.json");
+    std::fs::write(&reference, serde_json::json!({"n": n, "input": input, "output": output}).to_string()).unwrap();
+    let python = Path::new(ROOT).join(".python");
+    assert!(python.exists(), "scripts/setup-torch.sh makes .python, the project environment's Python");
+    let check = Command::new(&python)
+        .arg(Path::new(ROOT).join("tests/check_export.py"))
+        .arg(&export)
+        .arg(&reference)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{text}{}", String::from_utf8_lossy(&check.stderr));
+    assert!(text.contains("torchscript max abs error") && text.contains("onnx max abs error"), "{text}");
+
+    let out = gipf(&["export", "/no/such.safetensors", "--out", export.to_str().unwrap()], "");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("checkpoint /no/such.safetensors does not exist"));
+}
