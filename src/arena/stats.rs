@@ -31,10 +31,14 @@ impl Tally {
             / n
     }
 
-    /// The 95% interval of the score (normal approximation), within [0, 1].
+    /// The 95% interval of the score: Wilson's, which stays informative
+    /// after a clean sweep (conservative when there are draws).
     pub fn score_interval(&self) -> (f64, f64) {
-        let margin = Z95 * (self.variance() / self.games().max(1) as f64).sqrt();
-        ((self.score() - margin).max(0.0), (self.score() + margin).min(1.0))
+        let n = self.games().max(1) as f64;
+        let (p, z2) = (self.score(), Z95 * Z95);
+        let center = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+        let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
+        ((center - half).max(0.0), (center + half).min(1.0))
     }
 
     /// A's Elo advantage and its 95% interval (infinite at a score of 0 or 1).
@@ -192,13 +196,15 @@ mod tests {
         let even = Tally { wins: 50, losses: 50, draws: 0 };
         assert_eq!(even.score(), 0.5);
         let (lo, hi) = even.score_interval();
-        assert!((hi - 0.5 - 0.098).abs() < 0.001 && (0.5 - lo - 0.098).abs() < 0.001, "{lo} {hi}");
+        assert!((hi - 0.5 - 0.0962).abs() < 0.0005 && (0.5 - lo - 0.0962).abs() < 0.0005, "{lo} {hi}");
         assert!(even.elo().0.abs() < 1e-9);
         let t = Tally { wins: 75, losses: 25, draws: 0 };
         assert!((t.elo().0 - 190.8).abs() < 0.1);
         assert!((score_of_elo(elo_of_score(0.3)) - 0.3).abs() < 1e-12);
-        let sweep = Tally { wins: 10, losses: 0, draws: 0 };
-        assert_eq!(sweep.elo().0, f64::INFINITY);
+        let sweep = Tally { wins: 20, losses: 0, draws: 0 };
+        let (elo, lo, hi) = sweep.elo();
+        assert_eq!((elo, hi), (f64::INFINITY, f64::INFINITY));
+        assert!((sweep.score_interval().0 - 0.839).abs() < 0.001 && lo > 280.0 && lo < 290.0, "{lo}");
     }
 
     #[test]
