@@ -110,6 +110,16 @@ impl PlayerSpec {
     }
 }
 
+/// The budget of command-line options: `movetime` milliseconds when given, else `sims` simulations.
+pub fn budget_from_options(sims: u32, movetime: Option<u64>) -> Result<Budget> {
+    Ok(match movetime {
+        Some(0) => bail!("--movetime must be positive"),
+        Some(ms) => Budget::Time(Duration::from_millis(ms)),
+        None if sims < 2 => bail!("--sims must be at least 2"),
+        None => Budget::Simulations(sims),
+    })
+}
+
 /// `N` simulations or `Nms` milliseconds.
 pub fn parse_budget(text: &str) -> Result<Budget> {
     let (number, millis) = match text.strip_suffix("ms") {
@@ -196,10 +206,6 @@ impl NetworkPlayer {
     pub fn load(weights: &Path, device: Device, budget: Budget, search: &SearchConfig) -> Result<NetworkPlayer> {
         let (network, _) = load_checkpoint(weights, device)?;
         Ok(NetworkPlayer { network, budget, search: *search })
-    }
-
-    pub fn new(network: crate::net::Network, budget: Budget, search: &SearchConfig) -> NetworkPlayer {
-        NetworkPlayer { network, budget, search: *search }
     }
 }
 

@@ -9,7 +9,7 @@ use gipf::arena::ratings::{rate_run, RatingOptions};
 use gipf::arena::{play_match, MatchOptions, Sprt, SprtDecision, Tally};
 use gipf::config::Config;
 use gipf::net::parse_device;
-use gipf::players::{Budget, PlayerSpec};
+use gipf::players::{budget_from_options, Budget, PlayerSpec};
 use gipf::rules::Variant;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -46,12 +46,7 @@ pub struct Common {
 
 impl Common {
     fn budget(&self) -> Result<Budget> {
-        Ok(match self.movetime {
-            Some(0) => bail!("--movetime must be positive"),
-            Some(ms) => Budget::Time(Duration::from_millis(ms)),
-            None if self.sims < 2 => bail!("--sims must be at least 2"),
-            None => Budget::Simulations(self.sims),
-        })
+        budget_from_options(self.sims, self.movetime)
     }
 
     fn options(&self, sprt: Option<Sprt>) -> Result<MatchOptions> {
@@ -104,7 +99,8 @@ fn progress_bar(len: u64, what: &str) -> ProgressBar {
 
 fn format_elo(elo: f64) -> String {
     if elo.is_finite() {
-        format!("{elo:+.0}")
+        // Adding 0 turns -0 into 0.
+        format!("{:+.0}", elo.round() + 0.0)
     } else if elo > 0.0 {
         "+inf".into()
     } else {

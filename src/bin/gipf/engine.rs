@@ -1,13 +1,12 @@
 //! `gipf engine`: the line protocol of `gipf::engine` on standard input and output.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{bail, Result};
 use gipf::config::Config;
 use gipf::engine::Engine;
 use gipf::net::parse_device;
-use gipf::players::{Budget, Player, PlayerSpec};
+use gipf::players::{budget_from_options, Player, PlayerSpec};
 use gipf::rules::Variant;
 
 /// Who plays for the program: a checkpoint or a baseline.
@@ -38,12 +37,7 @@ pub struct PlayerArgs {
 impl PlayerArgs {
     /// The player and its name.
     pub fn build(&self) -> Result<(Box<dyn Player>, String)> {
-        let budget = match self.movetime {
-            Some(0) => bail!("--movetime must be positive"),
-            Some(ms) => Budget::Time(Duration::from_millis(ms)),
-            None if self.sims < 2 => bail!("--sims must be at least 2"),
-            None => Budget::Simulations(self.sims),
-        };
+        let budget = budget_from_options(self.sims, self.movetime)?;
         let spec = match (&self.model, &self.player) {
             (Some(model), _) => PlayerSpec::parse(&model.to_string_lossy(), budget)?,
             (None, Some(player)) => PlayerSpec::parse(player, budget)?,
