@@ -118,6 +118,9 @@ pub fn play_match(
                     }
                     let start = opening(options.variant, options.opening_actions, options.seed, game / 2);
                     let a_color = if game % 2 == 0 { Color::White } else { Color::Black };
+                    let game_seed = options.seed ^ (game as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
+                    pa.new_game(game_seed);
+                    pb.new_game(game_seed.rotate_left(32));
                     let (white, black): (&mut dyn Player, &mut dyn Player) = match a_color {
                         Color::White => (&mut *pa, &mut *pb),
                         Color::Black => (&mut *pb, &mut *pa),
@@ -138,7 +141,8 @@ pub fn play_match(
             }
             total_length += length as u64;
             on_game(&tally);
-            if let Some(sprt) = options.sprt {
+            // The first verdict stands; games already in flight still count in the tally.
+            if let (Some(sprt), Some(SprtDecision::Continue)) = (options.sprt, decision) {
                 let verdict = sprt.decide(&tally);
                 decision = Some(verdict);
                 if verdict != SprtDecision::Continue {
@@ -166,6 +170,14 @@ mod tests {
             device: Device::Cpu,
             search: SearchConfig::default(),
         }
+    }
+
+    #[test]
+    fn a_seeded_match_gives_the_same_results_whatever_the_threads() {
+        let a = PlayerSpec::Uct { playouts: 30 };
+        let one = play_match(&a, &PlayerSpec::Greedy, &MatchOptions { threads: 1, ..options(8) }, &mut |_| {}).unwrap();
+        let two = play_match(&a, &PlayerSpec::Greedy, &MatchOptions { threads: 3, ..options(8) }, &mut |_| {}).unwrap();
+        assert_eq!(one, two);
     }
 
     #[test]

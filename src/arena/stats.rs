@@ -52,10 +52,15 @@ impl Tally {
     /// by Fishtest).
     pub fn llr(&self, elo0: f64, elo1: f64) -> f64 {
         let n = self.games() as f64;
-        let var = self.variance();
-        if n == 0.0 || var == 0.0 {
+        if n == 0.0 {
             return 0.0;
         }
+        // All games alike (a sweep) give no variance; one more drawn game
+        // stands in for the uncertainty left.
+        let var = match self.variance() {
+            0.0 => Tally { draws: self.draws + 1, ..*self }.variance(),
+            v => v,
+        };
         let (s0, s1) = (score_of_elo(elo0), score_of_elo(elo1));
         n * (s1 - s0) * (2.0 * self.score() - s0 - s1) / (2.0 * var)
     }
@@ -213,6 +218,9 @@ mod tests {
         assert_eq!(sprt.decide(&Tally { wins: 90, losses: 10, draws: 0 }), SprtDecision::H1);
         assert_eq!(sprt.decide(&Tally { wins: 30, losses: 70, draws: 0 }), SprtDecision::H0);
         assert_eq!(sprt.decide(&Tally { wins: 6, losses: 4, draws: 0 }), SprtDecision::Continue);
+        assert_eq!(sprt.decide(&Tally { wins: 40, losses: 0, draws: 0 }), SprtDecision::H1, "a sweep decides");
+        assert_eq!(sprt.decide(&Tally { wins: 0, losses: 40, draws: 0 }), SprtDecision::H0);
+        assert_eq!(sprt.decide(&Tally { wins: 2, losses: 0, draws: 0 }), SprtDecision::Continue);
         let (lower, upper) = sprt.bounds();
         assert!((upper - 2.944).abs() < 0.001 && (lower + 2.944).abs() < 0.001);
     }

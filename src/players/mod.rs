@@ -23,6 +23,10 @@ pub use uct::Uct;
 pub trait Player: Send {
     /// The action to play in `pos`, which is not over.
     fn choose(&mut self, pos: &Position) -> Action;
+
+    /// Starts a new game, drawing any randomness from `seed`, so that a game
+    /// plays the same whichever thread plays it.
+    fn new_game(&mut self, _seed: u64) {}
 }
 
 /// How long a searching player thinks about each action.
@@ -142,6 +146,10 @@ impl Player for RandomPlayer {
     fn choose(&mut self, pos: &Position) -> Action {
         *pos.legal_actions().choose(&mut self.rng).expect("a game not over has legal actions")
     }
+
+    fn new_game(&mut self, seed: u64) {
+        self.rng = SmallRng::seed_from_u64(seed);
+    }
 }
 
 /// One ply deep: the action after which its material (reserve plus pieces
@@ -191,6 +199,10 @@ impl Player for GreedyPlayer {
         let best = scored.iter().map(|&(_, s)| s).max().expect("a game not over has legal actions");
         let ties: Vec<Action> = scored.into_iter().filter(|&(_, s)| s == best).map(|(a, _)| a).collect();
         *ties.choose(&mut self.rng).expect("at least one action has the best score")
+    }
+
+    fn new_game(&mut self, seed: u64) {
+        self.rng = SmallRng::seed_from_u64(seed);
     }
 }
 

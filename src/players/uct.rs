@@ -64,6 +64,10 @@ fn as_seen_by(white_result: f32, player: Color) -> f32 {
 }
 
 impl Player for Uct {
+    fn new_game(&mut self, seed: u64) {
+        self.rng = rand::SeedableRng::seed_from_u64(seed);
+    }
+
     fn choose(&mut self, pos: &Position) -> Action {
         let mut nodes = vec![Node::new(*pos)];
         for _ in 0..self.playouts {
