@@ -165,6 +165,9 @@ pub fn plot_ratings(path: &Path, ratings: &[Rating], budget: &str) -> Result<()>
             .configure_mesh()
             .x_desc("training step")
             .y_desc("Elo (first checkpoint = 0)")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .light_line_style(WHITE)
             .label_style(("sans-serif", 14))
             .draw()
             .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
