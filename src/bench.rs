@@ -75,10 +75,9 @@ pub fn uniform_search(variant: Variant, duration: Duration, simulations: u32, ba
     SearchThroughput { simulations: total, seconds: start.elapsed().as_secs_f64() }
 }
 
-/// Raw forward throughput of `network` at `batch` positions a call, in
-/// positions per second, over about `duration` (after one warm-up call).
-/// The inputs are positions from random games of `variant`.
-pub fn net_throughput(network: &Network, variant: Variant, batch: usize, duration: Duration) -> f64 {
+/// `batch` encoded positions from random games of `variant`: the input of
+/// the raw forward measurements.
+pub fn forward_input(variant: Variant, batch: usize) -> Vec<f32> {
     let mut rng = SmallRng::seed_from_u64(3);
     let mut input = vec![0.0f32; batch * INPUT_SIZE];
     let mut pos = Position::new(variant);
@@ -90,12 +89,27 @@ pub fn net_throughput(network: &Network, variant: Variant, batch: usize, duratio
         let legal = pos.legal_actions();
         pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
     }
-    network.infer(&input, batch);
+    input
+}
+
+/// Runs the forward pass on `input` (`batch` positions) for about
+/// `duration`; returns the positions done and the seconds taken.
+pub fn time_forward(network: &Network, input: &[f32], batch: usize, duration: Duration) -> (u64, f64) {
     let start = Instant::now();
     let mut calls = 0u64;
     while start.elapsed() < duration {
-        network.infer(&input, batch);
+        network.infer(input, batch);
         calls += 1;
     }
-    (calls * batch as u64) as f64 / start.elapsed().as_secs_f64()
+    (calls * batch as u64, start.elapsed().as_secs_f64())
+}
+
+/// Raw forward throughput of `network` at `batch` positions a call, in
+/// positions per second, over about `duration` (after one warm-up call).
+/// The inputs are positions from random games of `variant`.
+pub fn net_throughput(network: &Network, variant: Variant, batch: usize, duration: Duration) -> f64 {
+    let input = forward_input(variant, batch);
+    network.infer(&input, batch);
+    let (positions, seconds) = time_forward(network, &input, batch, duration);
+    positions as f64 / seconds
 }

@@ -37,6 +37,25 @@ pub struct SelfplayConfig {
     pub parallel_games: usize,
     /// LibTorch intra-op threads (1 is best on small CPUs).
     pub torch_threads: i32,
+    /// Threads that search the games' trees and encode positions; 0 (the
+    /// default) takes the cores that `torch_threads` leaves, at least one.
+    #[serde(default)]
+    pub search_threads: usize,
+}
+
+impl SelfplayConfig {
+    /// The search threads to use: `search_threads`, or when 0 the cores left
+    /// beside LibTorch's threads (idle threads spinning beside the forward
+    /// pass slow it down on a small machine).
+    pub fn search_threads(&self) -> usize {
+        match self.search_threads {
+            0 => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                cores.saturating_sub(self.torch_threads.max(1) as usize).max(1)
+            }
+            n => n,
+        }
+    }
 }
 
 /// Training settings.
@@ -137,6 +156,7 @@ impl Config {
         check_range("selfplay.max_actions", p.max_actions as i64, 10, 100_000)?;
         check_range("selfplay.parallel_games", p.parallel_games as i64, 1, 4096)?;
         check_range("selfplay.torch_threads", p.torch_threads as i64, 1, 256)?;
+        check_range("selfplay.search_threads", p.search_threads as i64, 0, 1024)?;
         let t = &self.train;
         check_range("train.batch_size", t.batch_size as i64, 1, 65_536)?;
         check_positive("train.learning_rate", t.learning_rate, 10.0)?;

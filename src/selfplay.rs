@@ -267,6 +267,10 @@ pub struct RunOptions {
     /// Stop starting new games after this long (in-flight games are finished).
     pub duration: Option<Duration>,
     pub progress: bool,
+    /// Measure the bare network too: every couple of seconds, pause and time
+    /// its forward pass on a fixed batch of the mean size, so that both
+    /// figures come from the same stretch of a shared machine's time.
+    pub probe_raw: bool,
 }
 
 /// What [`run`] did.
@@ -280,6 +284,9 @@ pub struct RunReport {
     /// Seconds in the network's forward passes, over the same span as the
     /// figures (the steady state where there is one).
     pub forward_seconds: f64,
+    /// With `probe_raw`: positions and seconds of the bare forward passes
+    /// timed between steps (not counted in the run's seconds), and their batch.
+    pub raw: Option<(u64, f64, usize)>,
 }
 
 impl RunReport {
@@ -307,6 +314,11 @@ impl RunReport {
         self.forward_seconds / self.measured().1
     }
 
+    /// Positions per second of the bare network, from the probes.
+    pub fn raw_per_second(&self) -> Option<f64> {
+        self.raw.map(|(positions, seconds, _)| positions as f64 / seconds.max(1e-9))
+    }
+
     pub fn mean_batch(&self) -> f64 {
         let (stats, _) = self.measured();
         stats.evaluations as f64 / stats.batches.max(1) as f64
@@ -320,6 +332,10 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     std::fs::create_dir_all(&options.out)
         .with_context(|| format!("cannot create games folder {}", options.out.display()))?;
     tch::set_num_threads(options.config.selfplay.torch_threads);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.config.selfplay.search_threads())
+        .build()
+        .context("cannot start the search threads")?;
     let net_config = options.config.network;
     let load = |path: Option<&PathBuf>| -> Result<Network> {
         match path {
@@ -343,6 +359,12 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     );
 
     let start = Instant::now();
+    // Seconds spent probing the bare network, left out of the run's time.
+    let mut paused = 0.0;
+    let elapsed = |paused: f64| start.elapsed().as_secs_f64() - paused;
+    let mut probe: Option<(Vec<f32>, usize)> = None;
+    let mut raw = (0u64, 0.0f64);
+    let mut last_probe = Instant::now();
     let parallel = options.config.selfplay.parallel_games as u64;
     let mut started = options.games.map_or(parallel, |n| n.min(parallel));
     let mut generator = Generator::new(options.config.clone(), options.seed, started as usize);
@@ -356,9 +378,21 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     let mut steady_forward = None;
     while generator.active() > 0 {
         let mut finished_games = Vec::new();
-        let out_of_time = options.duration.is_some_and(|d| start.elapsed() >= d);
+        let out_of_time = options.duration.is_some_and(|d| elapsed(paused) >= d.as_secs_f64());
+        if options.probe_raw && !out_of_time && generator.stats.batches > 0 && last_probe.elapsed().as_secs() >= 2 {
+            let probe_start = Instant::now();
+            let (input, batch) = probe.get_or_insert_with(|| {
+                let s = generator.stats;
+                let batch = (s.evaluations as f64 / s.batches as f64).round().max(1.0) as usize;
+                (crate::bench::forward_input(options.config.selfplay.variant, batch), batch)
+            });
+            let (positions, seconds) = crate::bench::time_forward(&network, input, *batch, Duration::from_millis(200));
+            raw = (raw.0 + positions, raw.1 + seconds);
+            paused += probe_start.elapsed().as_secs_f64();
+            last_probe = Instant::now();
+        }
         if out_of_time && steady.is_none() {
-            steady = Some((generator.stats, start.elapsed().as_secs_f64()));
+            steady = Some((generator.stats, elapsed(paused)));
             steady_forward = Some(forward_before + network.forward_seconds);
         }
         let mut more = || {
@@ -366,7 +400,7 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
             started += more as u64;
             more
         };
-        generator.step(&mut network, &model, &mut more, &mut |game| finished_games.push(game));
+        pool.install(|| generator.step(&mut network, &model, &mut more, &mut |game| finished_games.push(game)));
         for game in finished_games {
             let name = format!("game-{run_id}-{written:06}.json");
             game.write_into(&options.out, &name).context("writing a finished game")?;
@@ -383,7 +417,7 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
                 }
             }
         }
-        let secs = start.elapsed().as_secs_f64().max(1e-9);
+        let secs = elapsed(paused).max(1e-9);
         let s = generator.stats;
         bar.set_message(format!(
             "| {:.0} actions/s | {:.0} evals/s | mean length {:.1} | {}",
@@ -395,5 +429,6 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     }
     bar.finish();
     let forward_seconds = steady_forward.unwrap_or(forward_before + network.forward_seconds);
-    Ok(RunReport { stats: generator.stats, seconds: start.elapsed().as_secs_f64(), steady, forward_seconds })
+    let raw = probe.map(|(_, batch)| (raw.0, raw.1, batch));
+    Ok(RunReport { stats: generator.stats, seconds: elapsed(paused), steady, forward_seconds, raw })
 }

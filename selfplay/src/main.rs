@@ -6,10 +6,9 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
-use gipf::bench::net_throughput;
 use gipf::checkpoint::ModelSource;
 use gipf::config::Config;
-use gipf::net::{parse_device, Network};
+use gipf::net::parse_device;
 use gipf::selfplay::{run, RunOptions};
 
 #[derive(Parser)]
@@ -33,8 +32,9 @@ struct Args {
     device: String,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Measure instead: play for this many seconds, then compare the network
-    /// evaluations/s achieved with the raw forward throughput at the same batch size.
+    /// Measure instead: play for this many seconds and compare the network
+    /// evaluations/s achieved with the raw forward throughput at the same
+    /// batch size, timed in short pauses of the same run.
     #[arg(long, value_name = "SECONDS")]
     bench: Option<f64>,
 }
@@ -59,6 +59,7 @@ fn run_args(args: Args) -> Result<()> {
         seed: args.seed,
         duration: None,
         progress: args.bench.is_none(),
+        probe_raw: args.bench.is_some(),
     };
     let Some(seconds) = args.bench else {
         let report = run(options)?;
@@ -74,9 +75,6 @@ fn run_args(args: Args) -> Result<()> {
     };
     anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--bench must be a positive number of seconds");
     let report = run(RunOptions { duration: Some(Duration::from_secs_f64(seconds)), games: None, ..options })?;
-    let batch = report.mean_batch().round().max(1.0) as usize;
-    let network = Network::new(&config.network, device, 0);
-    let raw = net_throughput(&network, config.selfplay.variant, batch, Duration::from_secs_f64(seconds.min(10.0)));
     let achieved = report.evaluations_per_second();
     println!(
         "self-play: {achieved:.0} evaluations/s at mean batch {:.1} ({} games)",
@@ -88,7 +86,12 @@ fn run_args(args: Args) -> Result<()> {
         100.0 * report.evaluator_share(),
         100.0 * report.forward_share()
     );
-    println!("raw network: {raw:.0} positions/s at batch {batch}");
-    println!("ratio: {:.1}% of raw throughput", 100.0 * achieved / raw);
+    match (report.raw, report.raw_per_second()) {
+        (Some((_, probed, batch)), Some(raw)) => {
+            println!("raw network: {raw:.0} positions/s at batch {batch} (timed between steps, {probed:.1} s)");
+            println!("ratio: {:.1}% of raw throughput", 100.0 * achieved / raw);
+        }
+        _ => println!("raw network: not measured (the run was too short to probe it)"),
+    }
     Ok(())
 }

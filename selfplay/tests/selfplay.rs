@@ -26,6 +26,7 @@ fn options(out: &Path, model: ModelSource, games: u64) -> RunOptions {
         seed: 5,
         duration: None,
         progress: false,
+        probe_raw: false,
     }
 }
 

@@ -96,6 +96,7 @@ pub fn self_play_loop(
             seed: seed.wrapping_mul(1_000_003) ^ now_nanos(),
             duration: None,
             progress: true,
+            probe_raw: false,
         })?;
         tracing::info!(
             generation,

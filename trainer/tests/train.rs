@@ -29,6 +29,7 @@ fn games(n: u64) -> tempfile::TempDir {
         seed: 9,
         duration: None,
         progress: false,
+        probe_raw: false,
     };
     run(options).unwrap();
     dir
