@@ -1,6 +1,7 @@
 //! GIPF: the rules core, and an AlphaZero-style training system built on it.
 //! Modules in dependency order: `rules` ← `encoding`, `search` ← `net` ←
-//! `config`, `games`, `selfplay`, `bench`.
+//! `config`, `games`, `checkpoint` ← `selfplay`, `train`, `players` ←
+//! `arena`, `engine`, `export`, `bench`.
 
 pub mod rules;
 

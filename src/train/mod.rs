@@ -17,8 +17,7 @@ use anyhow::{Context, Result};
 use tch::{Device, Kind, Tensor};
 use tensorboard_rs::summary_writer::SummaryWriter;
 
-pub use crate::checkpoint::CheckpointMeta;
-use crate::checkpoint::{newest_checkpoint, read_meta};
+use crate::checkpoint::{newest_checkpoint, read_meta, CheckpointMeta};
 use crate::config::Config;
 use crate::encoding::{ENCODING_VERSION, GRID, NUM_ACTIONS, NUM_PLANES};
 use crate::games::write_atomic;
