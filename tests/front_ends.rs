@@ -216,6 +216,14 @@ fn an_exported_model_loads_in_pytorch_with_the_same_outputs() {
     let n = 6;
     let input = gipf::export::sample_inputs(n, 9);
     let output = gipf::export::reference_output(&network, &input, n);
+    // LibTorch loads it too.
+    let module = tch::CModule::load(export.join("model.pt")).unwrap();
+    let xs = tch::Tensor::from_slice(&input).view([n as i64, 19, 7, 7]);
+    let traced = Vec::<f32>::try_from(&module.forward_ts(&[xs]).unwrap().contiguous().view(-1)).unwrap();
+    assert_eq!(traced.len(), output.len());
+    let error = traced.iter().zip(&output).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    assert!(error <= 1e-5, "LibTorch's output differs by {error}");
+
     let reference = dir.path().join("reference.json");
     std::fs::write(&reference, serde_json::json!({"n": n, "input": input, "output": output}).to_string()).unwrap();
     let python = Path::new(ROOT).join(".python");
