@@ -264,7 +264,8 @@ pub struct RunOptions {
     pub model: ModelSource,
     pub device: Device,
     pub seed: u64,
-    /// Stop starting new games after this long (in-flight games are finished).
+    /// Stop after this long, leaving the games in flight unfinished and
+    /// unwritten (for measurements: no drain with ever fewer games per batch).
     pub duration: Option<Duration>,
     pub progress: bool,
     /// Measure the bare network too: every couple of seconds, pause and time
@@ -278,11 +279,7 @@ pub struct RunOptions {
 pub struct RunReport {
     pub stats: Stats,
     pub seconds: f64,
-    /// With a duration: the counts when it ran out, before the games in
-    /// flight were finished with ever fewer games per batch.
-    pub steady: Option<(Stats, f64)>,
-    /// Seconds in the network's forward passes, over the same span as the
-    /// figures (the steady state where there is one).
+    /// Seconds in the network's forward passes.
     pub forward_seconds: f64,
     /// With `probe_raw`: positions and seconds of the bare forward passes
     /// timed between steps (not counted in the run's seconds), and their batch.
@@ -290,28 +287,21 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    /// The steady state's figures where there is one, else the whole run's.
-    fn measured(&self) -> (Stats, f64) {
-        self.steady.unwrap_or((self.stats, self.seconds))
-    }
-
     pub fn evaluations_per_second(&self) -> f64 {
-        let (stats, seconds) = self.measured();
-        stats.evaluations as f64 / seconds
+        self.stats.evaluations as f64 / self.seconds
     }
 
     /// The share of the time spent in the evaluator: what is left goes to
     /// search, bookkeeping and writing games.
     pub fn evaluator_share(&self) -> f64 {
-        let (stats, seconds) = self.measured();
-        stats.evaluator_seconds / seconds
+        self.stats.evaluator_seconds / self.seconds
     }
 
     /// The share of the time spent in the network's forward passes: the
     /// throughput self-play reaches, as a share of what the network alone
     /// reaches on the same batches in the same run.
     pub fn forward_share(&self) -> f64 {
-        self.forward_seconds / self.measured().1
+        self.forward_seconds / self.seconds
     }
 
     /// Positions per second of the bare network, from the probes.
@@ -320,8 +310,7 @@ impl RunReport {
     }
 
     pub fn mean_batch(&self) -> f64 {
-        let (stats, _) = self.measured();
-        stats.evaluations as f64 / stats.batches.max(1) as f64
+        self.stats.evaluations as f64 / self.stats.batches.max(1) as f64
     }
 }
 
@@ -372,14 +361,14 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     // Unique per run: start time, seed and process.
     let epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let run_id = format!("{epoch}-{}-{}", options.seed, std::process::id());
-    let mut steady = None;
-    // Forward-pass seconds of the networks replaced so far, and at the steady snapshot.
+    // Forward-pass seconds of the networks replaced so far.
     let mut forward_before = 0.0;
-    let mut steady_forward = None;
     while generator.active() > 0 {
         let mut finished_games = Vec::new();
-        let out_of_time = options.duration.is_some_and(|d| elapsed(paused) >= d.as_secs_f64());
-        if options.probe_raw && !out_of_time && generator.stats.batches > 0 && last_probe.elapsed().as_secs() >= 2 {
+        if options.duration.is_some_and(|d| elapsed(paused) >= d.as_secs_f64()) {
+            break;
+        }
+        if options.probe_raw && generator.stats.batches > 0 && last_probe.elapsed().as_secs() >= 2 {
             let probe_start = Instant::now();
             let (input, batch) = probe.get_or_insert_with(|| {
                 let s = generator.stats;
@@ -391,12 +380,8 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
             paused += probe_start.elapsed().as_secs_f64();
             last_probe = Instant::now();
         }
-        if out_of_time && steady.is_none() {
-            steady = Some((generator.stats, elapsed(paused)));
-            steady_forward = Some(forward_before + network.forward_seconds);
-        }
         let mut more = || {
-            let more = !out_of_time && options.games.is_none_or(|n| started < n);
+            let more = options.games.is_none_or(|n| started < n);
             started += more as u64;
             more
         };
@@ -428,7 +413,7 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
         ));
     }
     bar.finish();
-    let forward_seconds = steady_forward.unwrap_or(forward_before + network.forward_seconds);
+    let forward_seconds = forward_before + network.forward_seconds;
     let raw = probe.map(|(_, batch)| (raw.0, raw.1, batch));
-    Ok(RunReport { stats: generator.stats, seconds: elapsed(paused), steady, forward_seconds, raw })
+    Ok(RunReport { stats: generator.stats, seconds: elapsed(paused), forward_seconds, raw })
 }
