@@ -375,7 +375,10 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
                 let batch = (s.evaluations as f64 / s.batches as f64).round().max(1.0) as usize;
                 (crate::bench::forward_input(options.config.selfplay.variant, batch), batch)
             });
-            let (positions, seconds) = crate::bench::time_forward(&network, input, *batch, Duration::from_millis(200));
+            // On the thread that runs self-play's forward passes.
+            let (net, batch) = (&mut network, *batch);
+            let (positions, seconds) =
+                pool.install(move || crate::bench::time_forward(net, input, batch, Duration::from_millis(200)));
             raw = (raw.0 + positions, raw.1 + seconds);
             paused += probe_start.elapsed().as_secs_f64();
             last_probe = Instant::now();
