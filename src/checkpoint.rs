@@ -135,3 +135,42 @@ pub fn model_name(path: Option<&Path>) -> String {
         None => "fresh".to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_gives_its_best_checkpoint_else_its_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        let models = dir.path();
+        for name in ["step-00000000.safetensors", "step-00000010.safetensors"] {
+            std::fs::write(models.join(name), b"w").unwrap();
+        }
+        let source = ModelSource::Folder(models.to_path_buf());
+        assert_eq!(source.current().unwrap(), Some(models.join("step-00000010.safetensors")));
+        set_best_checkpoint(models, &models.join("step-00000000.safetensors")).unwrap();
+        assert_eq!(source.current().unwrap(), Some(models.join("step-00000000.safetensors")));
+
+        std::fs::write(models.join(BEST_FILE), r#"{"checkpoint": "step-00000099.safetensors"}"#).unwrap();
+        let err = format!("{:#}", source.current().unwrap_err());
+        assert!(err.contains("step-00000099.safetensors, which does not exist"), "{err}");
+        std::fs::write(models.join(BEST_FILE), "{").unwrap();
+        let err = format!("{:#}", source.current().unwrap_err());
+        assert!(err.contains("not a best-checkpoint file"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_or_foreign_description_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let weights = dir.path().join("w.safetensors");
+        let err = format!("{:#}", load_checkpoint(&weights, Device::Cpu).err().unwrap());
+        assert!(err.contains("does not exist"), "{err}");
+        std::fs::write(&weights, b"w").unwrap();
+        let err = format!("{:#}", load_checkpoint(&weights, Device::Cpu).err().unwrap());
+        assert!(err.contains("w.json (the description beside the weights)"), "{err}");
+        std::fs::write(dir.path().join("w.json"), r#"{"step": 1}"#).unwrap();
+        let err = format!("{:#}", load_checkpoint(&weights, Device::Cpu).err().unwrap());
+        assert!(err.contains("not a checkpoint description"), "{err}");
+    }
+}
