@@ -90,13 +90,6 @@ fn parse_sprt(text: &str) -> Result<Sprt> {
     }
 }
 
-fn progress_bar(len: u64, what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(len);
-    let template = format!("{{spinner}} [{{elapsed_precise}}] {{pos}}/{{len}} {what} {{msg}}");
-    bar.set_style(ProgressStyle::with_template(&template).expect("valid progress template"));
-    bar
-}
-
 fn format_elo(elo: f64) -> String {
     if elo.is_finite() {
         // Adding 0 turns -0 into 0.
@@ -108,7 +101,7 @@ fn format_elo(elo: f64) -> String {
     }
 }
 
-pub fn summary(t: &Tally) -> String {
+fn summary(t: &Tally) -> String {
     let (lo, hi) = t.score_interval();
     let (elo, elo_lo, elo_hi) = t.elo();
     format!(
@@ -132,7 +125,11 @@ pub fn run(args: Args) -> Result<()> {
     let b = PlayerSpec::parse(&args.b, budget)?;
     let options = args.common.options(sprt)?;
     println!("A = {}, B = {}", a.name(), b.name());
-    let bar = progress_bar(options.games as u64, "games");
+    let bar = ProgressBar::new(options.games as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos}/{len} games {msg}")
+            .expect("valid progress template"),
+    );
     let report = play_match(&a, &b, &options, &mut |t| {
         bar.set_position(t.games() as u64);
         bar.set_message(format!("A {}-{}-{} ({:.0}%)", t.wins, t.losses, t.draws, 100.0 * t.score()));
