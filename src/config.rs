@@ -71,6 +71,10 @@ pub struct TrainConfig {
     pub momentum: f64,
     pub weight_decay: f64,
     pub value_loss_weight: f64,
+    /// Every position of a game is a value target (the game's result), not
+    /// only the fully searched ones, which alone carry a policy target.
+    #[serde(default = "yes")]
+    pub value_every_position: bool,
     /// The window of recent samples grows with the run: a `window_fraction`
     /// of all samples seen, at least `window_min` and at most `window_max`.
     pub window_min: usize,
@@ -81,6 +85,10 @@ pub struct TrainConfig {
     /// The loop: games of self-play, then training steps, then a checkpoint.
     pub games_per_generation: u64,
     pub steps_per_generation: u64,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Gating (optional): each new checkpoint of the loop plays the best one so

@@ -2,9 +2,9 @@
 //! their trees evaluated in one network batch per step.
 //!
 //! Each step: every game whose search is complete chooses its action
-//! (visit-proportional for the first `temperature_actions` actions of a full
-//! PUCT search, else the search's best: the most visited, or the Gumbel
-//! winner) and starts the next search; every game
+//! (visit-proportional for the first `temperature_actions` actions of a
+//! PUCT search, full or cheap, else the search's best: the most visited, or
+//! the Gumbel winner) and starts the next search; every game
 //! gathers up to `search.batch_size` leaves (in parallel, on rayon threads);
 //! one evaluator call scores them all; the values are backed up.
 
@@ -89,6 +89,24 @@ impl Slot {
             false => p.cheap_simulations,
         };
         self.root_prepared = false;
+        // A reused root gets its noise or candidates before the first batch.
+        self.prepare_root(config);
+    }
+
+    /// Once the root is expanded: Gumbel candidates for the search, or
+    /// Dirichlet noise for a full PUCT search.
+    fn prepare_root(&mut self, config: &Config) {
+        let p = &config.selfplay;
+        if self.root_prepared || !self.tree.root_expanded() {
+            return;
+        }
+        if p.gumbel_candidates > 0 {
+            let budget = self.target.saturating_sub(self.tree.root_visits());
+            self.tree.start_gumbel(p.gumbel_candidates, budget, &mut self.rng);
+        } else if self.full {
+            self.tree.add_root_noise(p.dirichlet_alpha, p.dirichlet_fraction, &mut self.rng);
+        }
+        self.root_prepared = true;
     }
 
     fn is_over(&self, config: &Config) -> bool {
@@ -103,7 +121,8 @@ impl Slot {
     /// played without search.
     fn play(&mut self, config: &Config) {
         let p = &config.selfplay;
-        let explore = self.full && p.gumbel_candidates == 0 && (self.actions.len() as u32) < p.temperature_actions;
+        // Cheap searches too, so that games do not share their openings.
+        let explore = p.gumbel_candidates == 0 && (self.actions.len() as u32) < p.temperature_actions;
         let chosen = if explore {
             let counts = self.tree.root_visit_counts();
             let weights: Vec<f64> = counts.iter().map(|&(_, v)| (v as f64).powf(1.0 / p.temperature)).collect();
@@ -228,18 +247,9 @@ impl Generator {
         self.stats.batches += 1;
         let per_slot: Vec<_> =
             gathered.iter().map(|leaves| evaluations.by_ref().take(leaves.len()).collect()).collect();
-        let p = &config.selfplay;
         self.slots.par_iter_mut().zip(gathered).zip(per_slot).for_each(|((slot, leaves), evals)| {
             slot.tree.apply(leaves, evals);
-            if !slot.root_prepared && slot.tree.root_expanded() {
-                if p.gumbel_candidates > 0 {
-                    let budget = slot.target.saturating_sub(slot.tree.root_visits());
-                    slot.tree.start_gumbel(p.gumbel_candidates, budget, &mut slot.rng);
-                } else if slot.full {
-                    slot.tree.add_root_noise(p.dirichlet_alpha, p.dirichlet_fraction, &mut slot.rng);
-                }
-                slot.root_prepared = true;
-            }
+            slot.prepare_root(config);
         });
     }
 

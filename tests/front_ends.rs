@@ -65,6 +65,8 @@ fn arena_plays_checkpoints_and_baselines() {
 
     for (player, expected) in [
         ("uct:", "expected uct:N"),
+        ("alphabeta:0", "expected alphabeta:D"),
+        ("alphabeta:x", "expected alphabeta:D"),
         ("nothing.safetensors", "no such weights file"),
         ("random@12", "no such weights file"),
     ] {
@@ -112,6 +114,32 @@ fn ratings_of_a_run_are_written_plotted_and_resumed() {
     std::fs::write(arena.join("matches.jsonl"), format!("{matches}{{\"a\": 1}}\n")).unwrap();
     let out = gipf(&args, "");
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 4: not a match record"));
+}
+
+/// Against fixed anchors the scale is the first anchor's, and each
+/// checkpoint plays every anchor.
+#[test]
+fn ratings_against_fixed_anchors() {
+    let run = tempfile::tempdir().unwrap();
+    checkpoints(run.path(), &[0, 5]);
+    let run_arg = run.path().to_str().unwrap();
+    let anchors = ["--anchor", "alphabeta:1", "--anchor", "random", "--opponents", "0"];
+    let args = [&["ratings", "--run", run_arg, "--games", "2", "--sims", "4"][..], &anchors, &TINY].concat();
+    let out = success(&gipf(&args, ""));
+    assert!(out.contains("alphabeta:1") && out.contains("anchor"), "{out}");
+    let matches = std::fs::read_to_string(run.path().join("arena/matches.jsonl")).unwrap();
+    assert_eq!(matches.lines().count(), 4, "two checkpoints against two anchors: {matches}");
+    let ratings: Vec<serde_json::Value> = std::fs::read_to_string(run.path().join("arena/ratings.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(ratings[0]["checkpoint"], "alphabeta:1");
+    assert_eq!(ratings[0]["elo"], 0.0);
+    assert!(ratings[0].get("step").is_none() && ratings[1].get("step").is_none());
+    assert_eq!(ratings[3]["step"], 5);
+    let out = gipf(&[&["ratings", "--run", run_arg, "--opponents", "0"][..], &TINY].concat(), "");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("without --anchor"));
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! Ratings of a run's checkpoints: each rated checkpoint plays the few rated
-//! before it; every match is kept in `arena/matches.jsonl`, the ratings
-//! fitted to all of them (Bradley-Terry, step 0 at 0 Elo) go to
-//! `arena/ratings.jsonl`, and a plot of rating against training step to
-//! `arena/ratings.png`. Matches already played are not played again, so an
+//! before it, and each fixed anchor (a baseline such as `alphabeta:2`) when
+//! anchors are given; every match is kept in `arena/matches.jsonl`, the ratings
+//! fitted to all of them (Bradley-Terry; the first anchor, or else step 0, at
+//! 0 Elo) go to `arena/ratings.jsonl`, and a plot of rating against training
+//! step to `arena/ratings.png`, the anchors drawn as horizontal lines. Matches already played are not played again, so an
 //! interrupted rating resumes, and a longer run adds only its new checkpoints.
 
 use std::path::{Path, PathBuf};
@@ -26,12 +27,13 @@ pub struct MatchRecord {
     pub tally: Tally,
 }
 
-/// A checkpoint's rating.
+/// A checkpoint's rating, or an anchor's (without a step).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Rating {
     pub checkpoint: String,
-    pub step: u64,
-    /// Elo relative to the first rated checkpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+    /// Elo relative to the first anchor, or without anchors to the first rated checkpoint.
     pub elo: f64,
     /// Half the width of the 95% interval.
     pub margin: f64,
@@ -44,6 +46,8 @@ pub struct RatingOptions {
     pub every: usize,
     /// Each rated checkpoint plays this many of the rated ones before it.
     pub opponents: usize,
+    /// Fixed players every rated checkpoint plays; the first is the 0 of the scale.
+    pub anchors: Vec<PlayerSpec>,
     pub budget: Budget,
     pub matches: MatchOptions,
 }
@@ -103,53 +107,66 @@ pub fn rate_run(run: &Path, options: &RatingOptions, progress: &mut dyn FnMut(&s
     let mut matches = read_matches(&matches_path)?;
     let budget = options.budget.to_string();
 
+    // Players of the fit: the anchors first (the first one is the 0), then the checkpoints.
+    let names: Vec<String> =
+        options.anchors.iter().map(PlayerSpec::name).chain(chosen.iter().map(|c| c.0.clone())).collect();
     for (i, (a_name, _, a_path)) in chosen.iter().enumerate() {
-        for (b_name, _, b_path) in chosen[i.saturating_sub(options.opponents)..i].iter().rev() {
-            if matches.iter().any(|m| &m.a == a_name && &m.b == b_name && m.budget == budget) {
+        let a = PlayerSpec::Network { weights: a_path.clone(), budget: options.budget };
+        let earlier = chosen[i.saturating_sub(options.opponents)..i].iter().rev();
+        let opponents = earlier
+            .map(|(name, _, path)| {
+                (name.clone(), PlayerSpec::Network { weights: path.clone(), budget: options.budget })
+            })
+            .chain(options.anchors.iter().map(|spec| (spec.name(), spec.clone())));
+        for (b_name, b) in opponents {
+            if matches.iter().any(|m| &m.a == a_name && m.b == b_name && m.budget == budget) {
                 continue;
             }
             progress(&format!("{a_name} vs {b_name}"));
-            let a = PlayerSpec::Network { weights: a_path.clone(), budget: options.budget };
-            let b = PlayerSpec::Network { weights: b_path.clone(), budget: options.budget };
             let report = play_match(&a, &b, &options.matches, &mut |_| {})?;
-            matches.push(MatchRecord {
-                a: a_name.clone(),
-                b: b_name.clone(),
-                budget: budget.clone(),
-                tally: report.tally,
-            });
+            matches.push(MatchRecord { a: a_name.clone(), b: b_name, budget: budget.clone(), tally: report.tally });
             write_lines(&matches_path, &matches)?;
         }
     }
 
-    let index = |name: &str| chosen.iter().position(|c| c.0 == name);
+    let index = |name: &str| names.iter().position(|n| n == name);
     let pairings: Vec<Pairing> = matches
         .iter()
         .filter(|m| m.budget == budget)
         .filter_map(|m| Some(Pairing { a: index(&m.a)?, b: index(&m.b)?, tally: m.tally }))
         .collect();
-    let fitted = fit_ratings(chosen.len(), &pairings);
-    let ratings: Vec<Rating> = chosen
-        .iter()
+    let fitted = fit_ratings(names.len(), &pairings);
+    let steps = options.anchors.iter().map(|_| None).chain(chosen.iter().map(|c| Some(c.1)));
+    let ratings: Vec<Rating> = names
+        .into_iter()
+        .zip(steps)
         .zip(fitted)
-        .map(|((name, step, _), (elo, margin))| Rating { checkpoint: name.clone(), step: *step, elo, margin })
+        .map(|((checkpoint, step), (elo, margin))| Rating { checkpoint, step, elo, margin })
         .collect();
     write_lines(&folder.join("ratings.jsonl"), &ratings)?;
     plot_ratings(&folder.join("ratings.png"), &ratings, &budget)?;
     Ok(ratings)
 }
 
-/// Draws rating against training step, with 95% error bars, as a PNG.
+/// Draws the checkpoints' rating against training step, with 95% error
+/// bars, and the anchors as labelled horizontal lines, as a PNG.
 pub fn plot_ratings(path: &Path, ratings: &[Rating], budget: &str) -> Result<()> {
     use plotters::prelude::*;
     use plotters::style::{register_font, FontStyle};
     // A font compiled in, so that drawing needs nothing from the system.
     let _ = register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
 
-    let finite: Vec<&Rating> = ratings.iter().filter(|r| r.margin.is_finite()).collect();
-    let max_step = finite.iter().map(|r| r.step).max().unwrap_or(0).max(1) as f64;
-    let lo = finite.iter().map(|r| r.elo - r.margin).fold(0.0f64, f64::min) - 20.0;
-    let hi = finite.iter().map(|r| r.elo + r.margin).fold(0.0f64, f64::max) + 20.0;
+    let finite: Vec<(f64, &Rating)> =
+        ratings.iter().filter(|r| r.margin.is_finite()).filter_map(|r| Some((r.step? as f64, r))).collect();
+    let anchors: Vec<&Rating> = ratings.iter().filter(|r| r.step.is_none() && r.margin.is_finite()).collect();
+    let y_desc = match anchors.first() {
+        Some(a) => format!("Elo ({} = 0)", a.checkpoint),
+        None => "Elo (first checkpoint = 0)".to_string(),
+    };
+    let max_step = finite.iter().map(|r| r.0).fold(1.0, f64::max);
+    let all = || finite.iter().map(|r| r.1).chain(anchors.iter().copied());
+    let lo = all().map(|r| r.elo - r.margin).fold(0.0f64, f64::min) - 20.0;
+    let hi = all().map(|r| r.elo + r.margin).fold(0.0f64, f64::max) + 20.0;
     let tmp = path.with_file_name(".ratings.tmp.png");
     {
         let root = BitMapBackend::new(&tmp, (900, 560)).into_drawing_area();
@@ -164,18 +181,31 @@ pub fn plot_ratings(path: &Path, ratings: &[Rating], budget: &str) -> Result<()>
         chart
             .configure_mesh()
             .x_desc("training step")
-            .y_desc("Elo (first checkpoint = 0)")
+            .y_desc(y_desc)
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| format!("{y:.0}"))
             .light_line_style(WHITE)
             .label_style(("sans-serif", 14))
             .draw()
             .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        let grey = RGBColor(120, 120, 120);
+        for anchor in &anchors {
+            chart
+                .draw_series(LineSeries::new([(0.0, anchor.elo), (max_step * 1.02, anchor.elo)], grey.stroke_width(1)))
+                .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    anchor.checkpoint.clone(),
+                    (max_step * 0.01, anchor.elo),
+                    ("sans-serif", 13).into_font().color(&grey),
+                )))
+                .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+        }
         let color = RGBColor(31, 119, 180);
         chart
-            .draw_series(finite.iter().map(|r| {
+            .draw_series(finite.iter().map(|&(step, r)| {
                 ErrorBar::new_vertical(
-                    r.step as f64,
+                    step,
                     r.elo - r.margin,
                     r.elo,
                     r.elo + r.margin,
@@ -185,10 +215,10 @@ pub fn plot_ratings(path: &Path, ratings: &[Rating], budget: &str) -> Result<()>
             }))
             .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
         chart
-            .draw_series(LineSeries::new(finite.iter().map(|r| (r.step as f64, r.elo)), color.stroke_width(2)))
+            .draw_series(LineSeries::new(finite.iter().map(|&(step, r)| (step, r.elo)), color.stroke_width(2)))
             .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
         chart
-            .draw_series(finite.iter().map(|r| Circle::new((r.step as f64, r.elo), 3, color.filled())))
+            .draw_series(finite.iter().map(|&(step, r)| Circle::new((step, r.elo), 3, color.filled())))
             .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
         root.present().map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
     }

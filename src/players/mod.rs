@@ -1,7 +1,9 @@
 //! Players for the arena, the engine protocol and human play: a checkpoint
 //! searching with its network, and the fixed baselines (uniform random, a
-//! greedy one-ply player, plain UCT with random playouts).
+//! greedy one-ply player, plain UCT with random playouts, classical
+//! alpha-beta search).
 
+pub mod alphabeta;
 mod uct;
 
 use std::fmt;
@@ -17,6 +19,7 @@ use tch::Device;
 use crate::checkpoint::load_checkpoint;
 use crate::rules::{Action, Color, Position};
 use crate::search::{SearchConfig, Tree};
+pub use alphabeta::{AlphaBeta, Limit};
 pub use uct::Uct;
 
 /// Something that chooses actions.
@@ -46,7 +49,9 @@ impl fmt::Display for Budget {
 }
 
 /// A player described on the command line: `random`, `greedy`, `uct:N` (N
-/// random playouts per action), or a checkpoint's weights file, optionally
+/// random playouts per action), `alphabeta:D` (alpha-beta to D pushes) or
+/// `alphabeta:MSms` (iterative deepening for MS milliseconds per action), or
+/// a checkpoint's weights file, optionally
 /// with its own budget after `@`: `models/step-00001000.safetensors@200`
 /// (simulations) or `...@500ms` (time per action).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,6 +59,7 @@ pub enum PlayerSpec {
     Random,
     Greedy,
     Uct { playouts: u32 },
+    AlphaBeta { limit: Limit },
     Network { weights: PathBuf, budget: Budget },
 }
 
@@ -70,7 +76,8 @@ impl PlayerSpec {
                     _ => bail!("player '{text}': expected uct:N with N a positive number of playouts"),
                 }
             }
-            "" => bail!("empty player: expected random, greedy, uct:N or a checkpoint's weights file"),
+            _ if text.starts_with("alphabeta:") => PlayerSpec::AlphaBeta { limit: parse_limit(text)? },
+            "" => bail!("empty player: expected random, greedy, uct:N, alphabeta:D or a checkpoint's weights file"),
             _ => {
                 let (path, budget) = match text.rsplit_once('@') {
                     Some((path, budget)) => (path, parse_budget(budget).with_context(|| format!("player '{text}'"))?),
@@ -79,7 +86,7 @@ impl PlayerSpec {
                 let weights = PathBuf::from(path);
                 if !weights.is_file() {
                     bail!(
-                        "player '{text}': no such weights file {} (players are random, greedy, uct:N or a checkpoint)",
+                        "player '{text}': no such weights file {} (players are random, greedy, uct:N, alphabeta:D or a checkpoint)",
                         weights.display()
                     );
                 }
@@ -94,6 +101,8 @@ impl PlayerSpec {
             PlayerSpec::Random => "random".into(),
             PlayerSpec::Greedy => "greedy".into(),
             PlayerSpec::Uct { playouts } => format!("uct:{playouts}"),
+            PlayerSpec::AlphaBeta { limit: Limit::Depth(d) } => format!("alphabeta:{d}"),
+            PlayerSpec::AlphaBeta { limit: Limit::Time(t) } => format!("alphabeta:{}ms", t.as_millis()),
             PlayerSpec::Network { weights, budget } => {
                 let stem =
                     weights.file_stem().map_or_else(|| weights.display().to_string(), |s| s.to_string_lossy().into());
@@ -109,9 +118,23 @@ impl PlayerSpec {
             PlayerSpec::Random => Box::new(RandomPlayer { rng }),
             PlayerSpec::Greedy => Box::new(GreedyPlayer { rng }),
             PlayerSpec::Uct { playouts } => Box::new(Uct::new(*playouts, rng)),
+            PlayerSpec::AlphaBeta { limit } => Box::new(AlphaBeta::new(*limit)),
             PlayerSpec::Network { weights, budget } => Box::new(NetworkPlayer::load(weights, device, *budget, search)?),
         })
     }
+}
+
+/// `alphabeta:D` (depth in pushes, 1..=32) or `alphabeta:MSms`.
+fn parse_limit(text: &str) -> Result<Limit> {
+    let arg = &text["alphabeta:".len()..];
+    let limit = match arg.strip_suffix("ms").map(str::parse::<u64>) {
+        Some(Ok(ms)) if ms > 0 => Some(Limit::Time(Duration::from_millis(ms))),
+        Some(_) => None,
+        None => arg.parse::<u32>().ok().filter(|d| (1..=32).contains(d)).map(Limit::Depth),
+    };
+    limit.with_context(|| {
+        format!("player '{text}': expected alphabeta:D with D a depth from 1 to 32, or alphabeta:MSms with MS > 0")
+    })
 }
 
 /// The budget of command-line options: `movetime` milliseconds when given, else `sims` simulations.
@@ -252,6 +275,14 @@ mod tests {
         let sims = Budget::Simulations(64);
         assert_eq!(PlayerSpec::parse("random", sims).unwrap(), PlayerSpec::Random);
         assert_eq!(PlayerSpec::parse("uct:1000", sims).unwrap(), PlayerSpec::Uct { playouts: 1000 });
+        assert_eq!(PlayerSpec::parse("alphabeta:3", sims).unwrap(), PlayerSpec::AlphaBeta { limit: Limit::Depth(3) });
+        let timed = PlayerSpec::parse("alphabeta:250ms", sims).unwrap();
+        assert_eq!(timed, PlayerSpec::AlphaBeta { limit: Limit::Time(Duration::from_millis(250)) });
+        assert_eq!(timed.name(), "alphabeta:250ms");
+        for bad in ["alphabeta:0", "alphabeta:x", "alphabeta:", "alphabeta:0ms", "alphabeta:33", "alphabeta:-1"] {
+            let err = PlayerSpec::parse(bad, sims).unwrap_err();
+            assert!(format!("{err:#}").contains("expected alphabeta:D"), "{bad}: {err:#}");
+        }
         for bad in ["uct:", "uct:0", "uct:x", "", "no/such/file.safetensors", "no/such@12"] {
             assert!(PlayerSpec::parse(bad, sims).is_err(), "{bad}");
         }
@@ -273,12 +304,14 @@ mod tests {
             PlayerSpec::Random.build(Device::Cpu, &SearchConfig::default(), 1).unwrap(),
             PlayerSpec::Greedy.build(Device::Cpu, &SearchConfig::default(), 2).unwrap(),
             PlayerSpec::Uct { playouts: 20 }.build(Device::Cpu, &SearchConfig::default(), 3).unwrap(),
+            PlayerSpec::AlphaBeta { limit: Limit::Depth(1) }.build(Device::Cpu, &SearchConfig::default(), 4).unwrap(),
         ];
         for variant in [Variant::Basic, Variant::Tournament] {
             let mut pos = Position::new(variant);
             let mut turn = 0;
             while !pos.is_over() && turn < 2000 {
-                let action = players[turn % 3].choose(&pos);
+                let n = players.len();
+                let action = players[turn % n].choose(&pos);
                 pos.play(action).unwrap();
                 turn += 1;
             }

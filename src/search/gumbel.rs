@@ -11,10 +11,14 @@ const C_VISIT: f32 = 50.0;
 const C_SCALE: f32 = 1.0;
 
 /// The halving state of a root: indices are offsets among the root's edges.
+/// Visits are counted from the start of this search, so that a root reused
+/// from the previous search shares out its new budget as a fresh one would.
 #[derive(Clone, Debug)]
 pub(super) struct GumbelRoot {
     /// Gumbel noise plus log prior, for every root edge.
     score: Vec<f32>,
+    /// Each edge's visits when this search started.
+    base: Vec<u32>,
     /// Candidates still in the halving.
     remaining: Vec<usize>,
     /// Visits every remaining candidate gets before the next halving.
@@ -30,7 +34,8 @@ pub(super) fn sigma(q: f32, max_visits: u32) -> f32 {
 
 impl GumbelRoot {
     /// Draws the candidates: the `m` best of `log prior + Gumbel noise`.
-    pub(super) fn new(priors: &[f32], m: usize, budget: u32, rng: &mut impl Rng) -> GumbelRoot {
+    /// `base` holds each edge's visits so far.
+    pub(super) fn new(priors: &[f32], base: Vec<u32>, m: usize, budget: u32, rng: &mut impl Rng) -> GumbelRoot {
         let score: Vec<f32> = priors
             .iter()
             .map(|&p| {
@@ -42,7 +47,7 @@ impl GumbelRoot {
         order.sort_by(|&a, &b| score[b].total_cmp(&score[a]));
         order.truncate(m.clamp(1, priors.len()));
         let phases = (order.len() as f32).log2().ceil().max(1.0) as u32;
-        let mut root = GumbelRoot { score, remaining: order, phase_target: 0, phases, budget };
+        let mut root = GumbelRoot { score, base, remaining: order, phase_target: 0, phases, budget };
         root.phase_target = root.phase_share();
         root
     }
@@ -52,9 +57,15 @@ impl GumbelRoot {
     }
 
     /// The candidate to visit next, halving first when the phase is complete.
-    /// `visits(i)` counts visits (with pending ones) of root edge `i`,
+    /// `total_visits(i)` counts visits (with pending ones) of root edge `i`,
     /// `q(i)` its value for the root player (completed where unvisited).
-    pub(super) fn select(&mut self, visits: impl Fn(usize) -> u32, q: impl Fn(usize) -> f32, max_visits: u32) -> usize {
+    pub(super) fn select(
+        &mut self,
+        total_visits: impl Fn(usize) -> u32,
+        q: impl Fn(usize) -> f32,
+        max_visits: u32,
+    ) -> usize {
+        let visits = |i: usize| total_visits(i).saturating_sub(self.base[i]);
         if self.remaining.len() > 1 && self.remaining.iter().all(|&i| visits(i) >= self.phase_target) {
             let value = |i: usize| self.score[i] + sigma(q(i), max_visits);
             let mut ranked = self.remaining.clone();
@@ -68,6 +79,12 @@ impl GumbelRoot {
             .iter()
             .min_by(|&&a, &&b| visits(a).cmp(&visits(b)).then(self.score[b].total_cmp(&self.score[a])))
             .expect("at least one candidate")
+    }
+
+    /// The candidates still in the halving (offsets among the root's edges).
+    #[cfg(test)]
+    pub(super) fn remaining(&self) -> &[usize] {
+        &self.remaining
     }
 
     /// The action to play: the best remaining candidate.

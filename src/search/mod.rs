@@ -89,6 +89,8 @@ struct Node {
     visits: u32,
     /// Sum of backed-up values as seen by White.
     white_value_sum: f32,
+    /// The evaluator's value for the player to act, once expanded.
+    eval_value: f32,
 }
 
 /// A search tree rooted at a position.
@@ -123,7 +125,15 @@ fn as_seen_by(white_value: f32, player: Color) -> f32 {
 
 impl Tree {
     pub fn new(pos: Position) -> Tree {
-        let root = Node { pos, first_edge: 0, num_edges: 0, expanded: false, visits: 0, white_value_sum: 0.0 };
+        let root = Node {
+            pos,
+            first_edge: 0,
+            num_edges: 0,
+            expanded: false,
+            visits: 0,
+            white_value_sum: 0.0,
+            eval_value: 0.0,
+        };
         Tree { nodes: vec![root], edges: Vec::new(), root: 0, gumbel: None }
     }
 
@@ -151,25 +161,37 @@ impl Tree {
     }
 
     /// Switches the current search to Gumbel root selection over `candidates`
-    /// actions with `simulations` to share out. Does nothing before the root
-    /// is expanded, or with fewer than two legal actions.
+    /// actions with `simulations` more to share out (visits the root already
+    /// has do not count). Does nothing before the root is expanded, or with
+    /// fewer than two legal actions.
     pub fn start_gumbel(&mut self, candidates: usize, simulations: u32, rng: &mut impl Rng) {
         let children = self.children(self.root);
         if !self.root_expanded() || children.len() < 2 {
             return;
         }
         let priors: Vec<f32> = children.iter().map(|e| e.prior).collect();
-        self.gumbel = Some(GumbelRoot::new(&priors, candidates, simulations, rng));
+        let base: Vec<u32> = children.iter().map(|e| e.visits).collect();
+        self.gumbel = Some(GumbelRoot::new(&priors, base, candidates, simulations, rng));
     }
 
-    /// The root edges' values for the root player; unvisited ones completed
-    /// with the root's value.
+    /// The root edges' values for the root player, unvisited ones completed
+    /// with the mixed value of the paper (appendix D): the evaluator's value
+    /// of the root blended with the prior-weighted values of the visited edges.
     fn completed_q(&self) -> Vec<f32> {
-        let fallback = self.root_value();
-        self.children(self.root)
-            .iter()
-            .map(|e| if e.visits > 0 { e.value_sum / e.visits as f32 } else { fallback })
-            .collect()
+        let children = self.children(self.root);
+        let visited = children.iter().filter(|e| e.visits > 0);
+        let (mut visits, mut prior_mass, mut weighted_q) = (0.0f32, 0.0f32, 0.0f32);
+        for e in visited {
+            visits += e.visits as f32;
+            prior_mass += e.prior;
+            weighted_q += e.prior * e.value_sum / e.visits as f32;
+        }
+        let raw = self.nodes[self.root as usize].eval_value;
+        let mixed = match prior_mass > 0.0 {
+            true => (raw + visits * weighted_q / prior_mass) / (1.0 + visits),
+            false => raw,
+        };
+        children.iter().map(|e| if e.visits > 0 { e.value_sum / e.visits as f32 } else { mixed }).collect()
     }
 
     fn max_root_visits(&self) -> u32 {
@@ -280,6 +302,7 @@ impl Tree {
         assert_eq!(leaves.len(), evaluations.len(), "one evaluation per leaf");
         for (leaf, eval) in leaves.into_iter().zip(evaluations) {
             self.expand(leaf.node, &eval.priors);
+            self.nodes[leaf.node as usize].eval_value = eval.value;
             let player = self.nodes[leaf.node as usize].pos.to_act().expect("gathered leaves are not over");
             self.revert_pending(&leaf.path);
             self.backup(leaf.node, &leaf.path, as_seen_by(eval.value, player));
@@ -322,6 +345,7 @@ impl Tree {
                         expanded: false,
                         visits: 0,
                         white_value_sum: 0.0,
+                        eval_value: 0.0,
                     });
                     self.edges[edge as usize].child = Some(child);
                     child
@@ -580,6 +604,54 @@ mod tests {
         assert_eq!(visits[..4], [4, 4, 4, 4], "{visits:?}");
         assert!(visits[6] >= 28, "the last two share the last phase: {visits:?}");
         assert!(tree.best_action().is_some());
+    }
+
+    /// On a root reused from the previous search, whose edges already hold
+    /// visits, the new budget is shared out as on a fresh root: every
+    /// candidate gets its first-phase share of new visits.
+    #[test]
+    fn gumbel_on_a_reused_tree_spends_its_budget_on_its_candidates() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(6);
+        let config = SearchConfig { batch_size: 1, ..SearchConfig::default() };
+        let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
+        tree.run(&mut UniformEvaluator, 6000, &config);
+        let (action, _) = *tree.root_visit_counts().iter().max_by_key(|(_, v)| *v).unwrap();
+        tree.advance(action);
+        assert!(tree.root_visits() > 40, "a reused root with visits: {}", tree.root_visits());
+        let before: Vec<u32> = tree.root_visit_counts().iter().map(|(_, v)| *v).collect();
+        tree.start_gumbel(8, 96, &mut rng);
+        let candidates = tree.gumbel.as_ref().unwrap().remaining().to_vec();
+        tree.run(&mut UniformEvaluator, 96, &config);
+        let new: Vec<u32> =
+            tree.root_visit_counts().iter().zip(&before).map(|((_, after), before)| after - before).collect();
+        assert_eq!(new.iter().sum::<u32>(), 96);
+        for &i in &candidates {
+            assert!(new[i] >= 4, "candidate {i} got {} new visits: {new:?} (before {before:?})", new[i]);
+        }
+        assert!(new.iter().enumerate().all(|(i, &n)| n == 0 || candidates.contains(&i)));
+    }
+
+    /// An unvisited root action is valued at the mixed value: the root's own
+    /// evaluation blended with the visited actions' values by prior.
+    #[test]
+    fn unvisited_actions_are_completed_with_the_mixed_value() {
+        struct Half;
+        impl Evaluator for Half {
+            /// Every position is worth +0.5 to its player to act.
+            fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
+                let n = |p: &Position| p.legal_actions().len();
+                positions.iter().map(|p| Evaluation { priors: vec![1.0 / n(p) as f32; n(p)], value: 0.5 }).collect()
+            }
+        }
+        let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
+        tree.run(&mut Half, 3, &SearchConfig { batch_size: 1, ..SearchConfig::default() });
+        // Two actions visited once, each worth -0.5 to the root player (the opponent acts next).
+        let q = tree.completed_q();
+        let visited = tree.children(tree.root).iter().filter(|e| e.visits > 0).count();
+        assert_eq!(visited, 2);
+        let unvisited = q[tree.children(tree.root).iter().position(|e| e.visits == 0).unwrap()];
+        // (0.5 + 2 * -0.5) / 3
+        assert!((unvisited + 0.5 / 3.0).abs() < 1e-5, "{unvisited}");
     }
 
     use rand::SeedableRng;

@@ -15,7 +15,8 @@ use crate::rules::{Color, Position, Symmetry, NUM_SYMMETRIES};
 #[derive(Clone, Debug)]
 pub struct TrainingSample {
     pub pos: Position,
-    /// The search's policy target, by action index.
+    /// The search's policy target, by action index; empty for a position
+    /// that was not fully searched (a value target only).
     pub policy: Vec<(u16, f32)>,
     /// The game's result for the player to act.
     pub value: f32,
@@ -32,11 +33,18 @@ pub struct LoadReport {
     pub no_reserve: usize,
     pub ply_cap: usize,
     pub white_wins: usize,
+    /// Distinct openings (the first [`OPENING_LENGTH`] actions) among the games read.
+    pub distinct_openings: usize,
 }
+
+/// Actions that make an opening, for counting distinct ones.
+pub const OPENING_LENGTH: usize = 10;
 
 /// The samples of the most recent games, in the order they were read.
 #[derive(Default)]
 pub struct Window {
+    /// Every position of a game is a value sample, not only the fully searched ones.
+    pub value_every_position: bool,
     samples: Vec<TrainingSample>,
     seen: HashSet<PathBuf>,
     /// Samples ever read, which sets the window's size.
@@ -52,23 +60,30 @@ pub struct Batch {
     /// 1 for legal actions, 0 for the others.
     pub legal: Vec<f32>,
     pub value: Vec<f32>,
+    /// 1 where the sample has a policy target, 0 for value-only samples.
+    pub policy_mask: Vec<f32>,
 }
 
-/// The training samples of one game.
-pub fn game_samples(game: &GameFile) -> Result<Vec<TrainingSample>> {
+/// The training samples of one game: its fully searched decisions, with
+/// their policy targets, and with `every_position` all its other positions
+/// too, as value targets only.
+pub fn game_samples(game: &GameFile, every_position: bool) -> Result<Vec<TrainingSample>> {
     let mut pos = Position::new(game.variant);
-    let mut samples = Vec::with_capacity(game.samples.len());
+    let mut samples = Vec::with_capacity(if every_position { game.actions.len() } else { game.samples.len() });
     let mut next = game.samples.iter().peekable();
     for (ply, &action) in game.actions.iter().enumerate() {
+        let player = pos.to_act().with_context(|| format!("an action at ply {ply} after the end of the game"))?;
+        let value = game.result.value_for(player);
         if let Some(sample) = next.next_if(|s| s.ply == ply) {
-            let player = pos.to_act().context("a sample after the end of the game")?;
             let mut policy = Vec::with_capacity(sample.policy.len());
             for (text, &p) in &sample.policy {
                 let action = text.parse().with_context(|| format!("sample at ply {ply}"))?;
                 anyhow::ensure!(pos.is_legal(action), "sample at ply {ply}: {text} is not legal there");
                 policy.push((action_index(action) as u16, p));
             }
-            samples.push(TrainingSample { pos, policy, value: game.result.value_for(player) });
+            samples.push(TrainingSample { pos, policy, value });
+        } else if every_position {
+            samples.push(TrainingSample { pos, policy: Vec::new(), value });
         }
         pos.play(action)?;
     }
@@ -76,6 +91,11 @@ pub fn game_samples(game: &GameFile) -> Result<Vec<TrainingSample>> {
 }
 
 impl Window {
+    /// An empty window for training with `config`.
+    pub fn new(config: &crate::config::Config) -> Window {
+        Window { value_every_position: config.train.value_every_position, ..Window::default() }
+    }
+
     /// Reads the games in `dir` not read before (in name order, which is the
     /// order they were written), then trims the window to its size. A file
     /// that cannot be read is reported and skipped.
@@ -91,9 +111,11 @@ impl Window {
         }
         paths.sort();
         let mut report = LoadReport::default();
+        let mut openings = HashSet::new();
         for path in paths {
             self.seen.insert(path.clone());
-            let read = GameFile::read(&path).and_then(|game| Ok((game_samples(&game)?, game)));
+            let read =
+                GameFile::read(&path).and_then(|game| Ok((game_samples(&game, self.value_every_position)?, game)));
             let (samples, game) = match read {
                 Ok(ok) => ok,
                 Err(e) => {
@@ -111,10 +133,12 @@ impl Window {
                 EndReason::PlyCap => report.ply_cap += 1,
             }
             report.white_wins += (game.result.winner == Some(Color::White)) as usize;
+            openings.insert(game.actions.iter().take(OPENING_LENGTH).copied().collect::<Vec<_>>());
             self.total_samples += samples.len() as u64;
             self.total_games += 1;
             self.samples.extend(samples);
         }
+        report.distinct_openings = openings.len();
         let keep = size(self.total_samples);
         if self.samples.len() > keep {
             self.samples.drain(..self.samples.len() - keep);
@@ -139,6 +163,7 @@ impl Window {
             policy: vec![0.0; size * NUM_ACTIONS],
             legal: vec![0.0; size * NUM_ACTIONS],
             value: Vec::with_capacity(size),
+            policy_mask: Vec::with_capacity(size),
         };
         for i in 0..size {
             let sample = &self.samples[rng.random_range(0..self.samples.len())];
@@ -153,6 +178,7 @@ impl Window {
                 batch.legal[row + action_index(action)] = 1.0;
             }
             batch.value.push(sample.value);
+            batch.policy_mask.push(!sample.policy.is_empty() as u8 as f32);
         }
         batch
     }

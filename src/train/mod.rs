@@ -129,10 +129,13 @@ impl Trainer {
         let target = Tensor::from_slice(&batch.policy).view([n, NUM_ACTIONS as i64]).to(device);
         let legal = Tensor::from_slice(&batch.legal).view([n, NUM_ACTIONS as i64]).to(device).gt(0.5);
         let z = Tensor::from_slice(&batch.value).to(device);
+        let mask = Tensor::from_slice(&batch.policy_mask).to(device);
 
         let (logits, value) = self.network.net.forward_t(&x, true);
         let log_p = logits.masked_fill(&legal.logical_not(), -1e9).log_softmax(-1, Kind::Float);
-        let policy_loss = -(&target * &log_p).sum_dim_intlist(1, false, Kind::Float).mean(Kind::Float);
+        // Cross-entropy over the samples with a policy target only.
+        let cross_entropy = -(&target * &log_p).sum_dim_intlist(1, false, Kind::Float);
+        let policy_loss = (cross_entropy * &mask).sum(Kind::Float) / mask.sum(Kind::Float).clamp_min(1.0);
         let value_loss = (&value - &z).square().mean(Kind::Float);
         let loss = &policy_loss + &value_loss * self.config.train.value_loss_weight;
 
@@ -224,6 +227,7 @@ impl Logs {
         w.add_scalar("games/ended_no_reserve", report.no_reserve as f32 / n, s);
         w.add_scalar("games/ended_ply_cap", report.ply_cap as f32 / n, s);
         w.add_scalar("games/white_win_rate", report.white_wins as f32 / n, s);
+        w.add_scalar("games/distinct_opening_share", report.distinct_openings as f32 / n, s);
     }
 
     pub fn flush(&mut self) {

@@ -45,7 +45,7 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
 /// until `total_steps` (or forever).
 pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_steps: Option<u64>) -> Result<()> {
     let (mut trainer, mut logs) = start(config, run, device, seed)?;
-    let mut window = Window::default();
+    let mut window = Window::new(config);
     let mut rng = SmallRng::seed_from_u64(seed);
     let bar = bar(total_steps);
     bar.set_position(trainer.step);
@@ -80,7 +80,7 @@ pub fn self_play_loop(
     if config.gate.is_some() {
         arena::gate::ensure_best(&run.models())?;
     }
-    let mut window = Window::default();
+    let mut window = Window::new(config);
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut generation = 0;
     while generations.is_none_or(|n| generation < n) {

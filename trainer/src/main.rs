@@ -56,7 +56,7 @@ fn run_args(args: Args) -> Result<()> {
 
 fn bench(config: &Config, run_dir: &RunDir, device: tch::Device, seconds: f64) -> Result<()> {
     anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--bench must be a positive number of seconds");
-    let mut window = Window::default();
+    let mut window = Window::new(config);
     window.load_new(&run_dir.games(), |total| window_size(config, total))?;
     anyhow::ensure!(
         !window.is_empty(),

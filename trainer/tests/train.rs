@@ -6,8 +6,9 @@ use std::process::Command;
 use gipf::checkpoint::ModelSource;
 use gipf::config::Config;
 use gipf::encoding::INPUT_SIZE;
+use gipf::games::GameFile;
 use gipf::selfplay::{run, RunOptions};
-use gipf::train::data::Window;
+use gipf::train::data::{game_samples, Window};
 use gipf::train::{train_steps, Logs, Trainer};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -51,10 +52,15 @@ fn the_loss_falls_on_a_fixed_set_of_games() {
     config.train.learning_rate = 0.05;
     let mut trainer = Trainer::new(&config, Device::Cpu, 1);
     let mut rng = SmallRng::seed_from_u64(1);
+    // The policy's cross-entropy cannot fall below the targets' own entropy:
+    // what must fall is the excess over it (the KL divergence), and the value loss.
     let losses: Vec<f32> = (0..120)
         .map(|_| {
-            let stats = trainer.train_step(&window.batch(32, &mut rng));
-            stats.policy_loss + stats.value_loss
+            let batch = window.batch(32, &mut rng);
+            let entropy: f32 = batch.policy.iter().filter(|&&p| p > 0.0).map(|&p| -p * p.ln()).sum::<f32>()
+                / batch.policy_mask.iter().sum::<f32>();
+            let stats = trainer.train_step(&batch);
+            stats.policy_loss - entropy + stats.value_loss
         })
         .collect();
     let first: f32 = losses[..10].iter().sum::<f32>() / 10.0;
@@ -91,6 +97,41 @@ fn a_checkpoint_resumes_exactly() {
     resumed.train_step(&batches[3]);
     assert_eq!(trainer.network.infer(&input, 1), resumed.network.infer(&input, 1), "momentum was restored");
     assert_eq!(resumed.step, 4);
+}
+
+/// With `value_every_position`, every decision of a game is a value sample
+/// (the result for the player to act), and only the fully searched ones
+/// carry a policy target; the policy loss ignores the others.
+#[test]
+fn every_position_is_a_value_sample_and_only_searched_ones_policy_samples() {
+    tch::set_num_threads(1);
+    let dir = games(1);
+    let path = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
+    let game = GameFile::read(&path).unwrap();
+    let all = game_samples(&game, true).unwrap();
+    let searched = game_samples(&game, false).unwrap();
+    assert_eq!(all.len(), game.actions.len());
+    assert_eq!(searched.len(), game.samples.len());
+    assert!(searched.len() < all.len(), "some decisions were not fully searched");
+    let with_policy: Vec<_> = all.iter().filter(|s| !s.policy.is_empty()).map(|s| s.pos).collect();
+    assert_eq!(with_policy, searched.iter().map(|s| s.pos).collect::<Vec<_>>());
+    for sample in &all {
+        assert_eq!(sample.value, game.result.value_for(sample.pos.to_act().unwrap()));
+    }
+
+    let mut window = Window::default();
+    window.value_every_position = true;
+    window.load_new(dir.path(), |_| 100_000).unwrap();
+    assert_eq!(window.len(), all.len());
+    let mut rng = SmallRng::seed_from_u64(5);
+    let mut batch = window.batch(64, &mut rng);
+    let masked = batch.policy_mask.iter().filter(|&&m| m == 0.0).count();
+    let empty_rows = batch.policy.chunks(gipf::encoding::NUM_ACTIONS).filter(|row| row.iter().all(|&p| p == 0.0));
+    assert_eq!(masked, empty_rows.count(), "the mask marks the samples without a policy target");
+    batch.policy_mask.iter_mut().for_each(|m| *m = 0.0);
+    let stats = Trainer::new(&tiny(), Device::Cpu, 5).train_step(&batch);
+    assert_eq!(stats.policy_loss, 0.0);
+    assert!(stats.value_loss > 0.0);
 }
 
 #[test]

@@ -70,7 +70,7 @@ impl Common {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Player A: random, greedy, uct:N, or a checkpoint's weights (with @SIMS or @MSms for its own budget).
+    /// Player A: random, greedy, uct:N, alphabeta:D, alphabeta:MSms, or a checkpoint's weights (with @SIMS or @MSms for its own budget).
     a: String,
     /// Player B, likewise.
     b: String,
@@ -161,15 +161,22 @@ pub struct RatingsArgs {
     /// Each rated checkpoint plays this many rated ones before it.
     #[arg(long, default_value_t = 2)]
     opponents: usize,
+    /// A fixed player every rated checkpoint plays (repeatable), e.g. alphabeta:2; the first is 0 Elo.
+    #[arg(long, value_name = "PLAYER")]
+    anchor: Vec<String>,
     #[command(flatten)]
     common: Common,
 }
 
 pub fn ratings(args: RatingsArgs) -> Result<()> {
-    anyhow::ensure!(args.every > 0 && args.opponents > 0, "--every and --opponents must be positive");
+    anyhow::ensure!(args.every > 0, "--every must be positive");
+    anyhow::ensure!(args.opponents > 0 || !args.anchor.is_empty(), "--opponents must be positive without --anchor");
+    let budget = args.common.budget()?;
+    let anchors = args.anchor.iter().map(|a| PlayerSpec::parse(a, budget)).collect::<Result<Vec<_>>>()?;
     let options = RatingOptions {
         every: args.every,
         opponents: args.opponents,
+        anchors,
         budget: args.common.budget()?,
         matches: args.common.options(None)?,
     };
@@ -178,9 +185,10 @@ pub fn ratings(args: RatingsArgs) -> Result<()> {
     bar.enable_steady_tick(Duration::from_millis(250));
     let ratings = rate_run(&args.run, &options, &mut |what| bar.set_message(what.to_string()))?;
     bar.finish_and_clear();
-    println!("{:<16} {:>8} {:>8} {:>7}", "checkpoint", "step", "Elo", "± 95%");
+    println!("{:<16} {:>8} {:>8} {:>7}", "player", "step", "Elo", "± 95%");
     for r in &ratings {
-        println!("{:<16} {:>8} {:>8.0} {:>7.0}", r.checkpoint, r.step, r.elo, r.margin);
+        let step = r.step.map_or_else(|| "anchor".to_string(), |s| s.to_string());
+        println!("{:<16} {:>8} {:>8.0} {:>7.0}", r.checkpoint, step, r.elo, r.margin);
     }
     let folder = args.run.join("arena");
     println!("wrote {} and {}", folder.join("ratings.jsonl").display(), folder.join("ratings.png").display());

@@ -15,7 +15,7 @@ pub struct PlayerArgs {
     /// A checkpoint's weights (models/step-NNNNNNNN.safetensors, its .json beside it).
     #[arg(long, conflicts_with = "player")]
     model: Option<PathBuf>,
-    /// A baseline instead: random, greedy or uct:N.
+    /// A baseline instead: random, greedy, uct:N, alphabeta:D or alphabeta:MSms.
     #[arg(long)]
     player: Option<String>,
     /// Simulations per action of the checkpoint.
@@ -41,7 +41,7 @@ impl PlayerArgs {
         let spec = match (&self.model, &self.player) {
             (Some(model), _) => PlayerSpec::parse(&model.to_string_lossy(), budget)?,
             (None, Some(player)) => PlayerSpec::parse(player, budget)?,
-            (None, None) => bail!("say who plays: --model CHECKPOINT or --player random|greedy|uct:N"),
+            (None, None) => bail!("say who plays: --model CHECKPOINT or --player random|greedy|uct:N|alphabeta:D"),
         };
         let config = Config::load(&self.config)?;
         tch::set_num_threads(config.selfplay.torch_threads);

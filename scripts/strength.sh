@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The learning-efficiency benchmark: trains from zero with the main job for
+# MINUTES, then plays the newest checkpoint at a fixed time per action against
+# fixed opponents (colour-swapped pairs of games from random openings), rates
+# the run's checkpoints against fixed anchors, and writes a report.
+#
+#   scripts/strength.sh MINUTES [CONFIG]
+#
+# Settings (environment):
+#   RUN=runs/strength-<date>   the run folder (an existing one is resumed)
+#   MOVETIME=250               milliseconds per action of the checkpoint
+#   GAMES=40                   games per opponent
+#   OPPONENTS="random greedy uct:10000 alphabeta:1 alphabeta:2 alphabeta:3"
+#   CURVE_POINTS=6             checkpoints rated for the Elo curve
+#   CURVE_SIMS=64 CURVE_GAMES=20 CURVE_ANCHORS="alphabeta:1 alphabeta:2"
+#   THREADS=2                  games played at once
+#   TRAIN=1                    0 skips training (measure an existing run)
+# Output: RUN/report/strength.md (the table, with 95% intervals) and
+# RUN/report/elo.png (the curve). Run it on a quiet machine: the checkpoint's
+# budget is wall-clock time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -lt 1 ] || ! [[ "$1" =~ ^[0-9]+$ ]]; then
+    echo "usage: scripts/strength.sh MINUTES [CONFIG]" >&2
+    exit 2
+fi
+MINUTES="$1"
+CONFIG="${2:-configs/cpu.toml}"
+RUN="${RUN:-runs/strength-$(date +%Y%m%d-%H%M%S)}"
+MOVETIME="${MOVETIME:-250}"
+GAMES="${GAMES:-40}"
+OPPONENTS="${OPPONENTS:-random greedy uct:10000 alphabeta:1 alphabeta:2 alphabeta:3}"
+CURVE_POINTS="${CURVE_POINTS:-6}"
+CURVE_SIMS="${CURVE_SIMS:-64}"
+CURVE_GAMES="${CURVE_GAMES:-20}"
+CURVE_ANCHORS="${CURVE_ANCHORS:-alphabeta:1 alphabeta:2}"
+THREADS="${THREADS:-2}"
+TRAIN="${TRAIN:-1}"
+
+scripts/setup-torch.sh
+cargo build --release --workspace --locked
+GIPF=./target/release/gipf
+mkdir -p "$RUN/report"
+
+if [ "$TRAIN" = 1 ]; then
+    echo "strength: training $MINUTES minutes with $CONFIG in $RUN" >&2
+    # The loop resumes from its files, so stopping it only loses the work in flight.
+    timeout --signal=INT "${MINUTES}m" "$GIPF" loop --config "$CONFIG" --run "$RUN" || [ $? -eq 124 ]
+fi
+
+newest="$(ls "$RUN"/models/step-*.safetensors | sort | tail -n 1)"
+step="$(basename "$newest" .safetensors)"
+report="$RUN/report/strength.md"
+{
+    echo "# Strength of $RUN"
+    echo
+    echo "Config \`$CONFIG\`, $MINUTES minutes of training; newest checkpoint \`$step\`,"
+    echo "$MOVETIME ms per action, $GAMES games per opponent in colour-swapped pairs."
+    echo "Intervals are 95%."
+    echo
+    echo "| opponent | wins | losses | draws | score | Elo |"
+    echo "|---|---|---|---|---|---|"
+} > "$report"
+for opponent in $OPPONENTS; do
+    echo "strength: $step against $opponent" >&2
+    out="$("$GIPF" arena "$newest@${MOVETIME}ms" "$opponent" --games "$GAMES" --threads "$THREADS" --config "$CONFIG")"
+    echo "$out" >&2
+    # "A 12 wins, 8 losses, 0 draws (length cap); score 60.0% [38.7%, 78.1%]; Elo +70 [-80, +220] (95%)"
+    line="$(echo "$out" | grep '^A .* wins')"
+    wins="$(echo "$line" | sed -E 's/^A ([0-9]+) wins.*/\1/')"
+    losses="$(echo "$line" | sed -E 's/.* ([0-9]+) losses.*/\1/')"
+    draws="$(echo "$line" | sed -E 's/.* ([0-9]+) draws.*/\1/')"
+    score="$(echo "$line" | sed -E 's/.*score ([^;]+);.*/\1/')"
+    elo="$(echo "$line" | sed -E 's/.*Elo ([^(]+) \(95%\).*/\1/')"
+    echo "| \`$opponent\` | $wins | $losses | $draws | $score | $elo |" >> "$report"
+done
+
+count="$(ls "$RUN"/models/step-*.safetensors | wc -l)"
+every=$(( (count + CURVE_POINTS - 2) / (CURVE_POINTS > 1 ? CURVE_POINTS - 1 : 1) ))
+anchors=()
+for a in $CURVE_ANCHORS; do anchors+=(--anchor "$a"); done
+echo "strength: rating every $every-th of $count checkpoints against $CURVE_ANCHORS" >&2
+ratings="$("$GIPF" ratings --run "$RUN" --every "$every" --opponents 1 "${anchors[@]}" \
+    --sims "$CURVE_SIMS" --games "$CURVE_GAMES" --threads "$THREADS" --config "$CONFIG")"
+echo "$ratings" >&2
+cp "$RUN/arena/ratings.png" "$RUN/report/elo.png"
+{
+    echo
+    echo "## Elo curve"
+    echo
+    echo "Every $every-th checkpoint at $CURVE_SIMS simulations per action, $CURVE_GAMES games against"
+    echo "each anchor and the previous rated checkpoint; the first anchor is 0 Elo. Plot: \`elo.png\`."
+    echo
+    echo '```'
+    echo "$ratings" | grep -v '^wrote'
+    echo '```'
+} >> "$report"
+echo "strength: wrote $report and $RUN/report/elo.png" >&2
+cat "$report"
