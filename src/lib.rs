@@ -21,9 +21,15 @@ pub mod games;
 pub mod selfplay;
 pub mod train;
 
-/// Logs to standard error, at `info` unless `RUST_LOG` says otherwise.
+/// Logs to standard error, at `info` unless `RUST_LOG` says otherwise, with
+/// colours only on a terminal.
 pub fn init_logging() {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    let _ =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .try_init();
 }

@@ -430,3 +430,24 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     let raw = probe.map(|(_, batch)| (raw.0, raw.1, batch));
     Ok(RunReport { stats: generator.stats, seconds: elapsed(paused), forward_seconds, raw })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::UniformEvaluator;
+
+    /// The next search on a reused root (already expanded) gets its noise
+    /// before its first batch is gathered, not after it.
+    #[test]
+    fn a_reused_root_is_prepared_before_its_first_batch() {
+        let mut config = Config::parse(include_str!("../configs/tiny.toml")).unwrap();
+        config.selfplay.gumbel_candidates = 0;
+        config.selfplay.full_search_fraction = 1.0;
+        let mut slot = Slot::new(&config, 1);
+        assert!(!slot.root_prepared, "a fresh root is prepared once it is expanded");
+        slot.tree.run(&mut UniformEvaluator, 200, &config.search);
+        slot.play(&config);
+        assert!(slot.tree.root_expanded(), "the root was reused");
+        assert!(slot.root_prepared, "its noise came before the first batch");
+    }
+}

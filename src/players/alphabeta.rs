@@ -419,8 +419,11 @@ impl Player for AlphaBeta {
         self.search(pos).0
     }
 
+    /// Forgets what earlier games taught the move ordering, so that a game
+    /// plays the same whichever games its thread played before.
     fn new_game(&mut self, _seed: u64) {
         self.table.iter_mut().for_each(|e| *e = None);
+        self.killers.clear();
     }
 }
 

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The alpha-beta yardstick's ladder: each depth against the one below (depth 1
+# against greedy) and against uct:10000, GAMES games each (default 40) in
+# colour-swapped pairs; prints a Markdown table for the README.
+#
+#   scripts/ladder.sh [GAMES]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GAMES="${1:-40}"
+THREADS="${THREADS:-2}"
+scripts/setup-torch.sh
+cargo build --release --workspace --locked
+GIPF="${GIPF:-./target/release/gipf}"
+
+row() {
+    local start out line
+    start=$SECONDS
+    out="$("$GIPF" arena "$1" "$2" --games "$GAMES" --threads "$THREADS" --seed 3)"
+    line="$(echo "$out" | grep '^A .* wins')"
+    # "A 38 wins, 2 losses, 0 draws (length cap); score 95.0% [83.5%, 98.6%]; Elo +512 [+282, +741] (95%)"
+    echo "| \`$1\` | \`$2\` | $(echo "$line" | sed -E 's/^A ([0-9]+) wins, ([0-9]+) losses, ([0-9]+) draws.*/\1-\2-\3/') \
+| $(echo "$line" | sed -E 's/.*score ([^;]+);.*/\1/') | $(echo "$line" | sed -E 's/.*Elo ([^(]+) \(95%\).*/\1/') \
+| $((SECONDS - start)) s |"
+}
+
+echo "| player | opponent | won-lost-drawn | score (95%) | Elo (95%) | time |"
+echo "|---|---|---|---|---|---|"
+row alphabeta:1 greedy
+for depth in 2 3 4; do
+    row "alphabeta:$depth" "alphabeta:$((depth - 1))"
+done
+for depth in 1 2 3 4; do
+    row "alphabeta:$depth" uct:10000
+done
