@@ -7,7 +7,7 @@
 //! | command | reply |
 //! |---|---|
 //! | `new [basic\|standard\|tournament]` | `ok` (a new game; the current variant when none is given) |
-//! | `position JSON` | `ok` (the position, as in RULES.md's setup JSON, on one line) |
+//! | `position JSON` | `ok` (the position JSON of `docs/rules.md`, on one line) |
 //! | `play ACTION...` | `ok` (all actions played, or none if one is illegal) |
 //! | `go` | `action ACTION` (the engine's action for the player to act, also played) |
 //! | `undo` | `ok` (takes back the last action played) |

@@ -1,4 +1,4 @@
-//! The `gipf` command line: the `gipf rules` JSON contract of RULES.md, the
+//! The `gipf` command line: the `gipf rules` JSON contract of `docs/rules.md`, the
 //! picture, and clear errors with a non-zero exit on bad input.
 
 use std::process::{Command, Output};

@@ -1,6 +1,5 @@
-//! The worked examples of the user's rule texts (`shared/seeds/`), in the
-//! official coordinates as RULES.md translates them, and the points RULES.md
-//! settles beyond them.
+//! The worked examples of the original rule texts, in the official
+//! coordinates, and the points `docs/rules.md` settles beyond them.
 
 use gipf::rules::{Action, Color, IllegalAction, Phase, Position, Setup, Variant, WinReason};
 
@@ -238,7 +237,7 @@ fn taking_the_last_gipf_piece_wins() {
     assert_eq!(pos.to_act(), None);
 }
 
-/// RULES.md: if one removal leaves both players without a GIPF piece, the
+/// docs/rules.md: if one removal leaves both players without a GIPF piece, the
 /// player who removed wins; removing one's own last GIPF piece loses.
 #[test]
 fn removing_both_last_gipf_pieces_the_remover_wins() {
@@ -263,7 +262,7 @@ fn running_out_of_reserve_loses() {
     assert_eq!((outcome.winner, outcome.reason), (Color::White, WinReason::NoReserve));
 }
 
-/// RULES.md: a row made only of GIPF pieces may be left, and is offered again
+/// docs/rules.md: a row made only of GIPF pieces may be left, and is offered again
 /// each time its owner resolves rows: after the opponent's push too.
 #[test]
 fn a_row_of_gipf_pieces_may_be_left_and_is_offered_again() {
@@ -286,7 +285,7 @@ fn a_row_of_gipf_pieces_may_be_left_and_is_offered_again() {
     assert_eq!(gained(&start, &pos, Color::White), 2 - 1, "d4 back to the reserve, less the push");
 }
 
-/// RULES.md: rows of singles must go; `x-` is offered only when every
+/// docs/rules.md: rows of singles must go; `x-` is offered only when every
 /// remaining row is made of GIPF pieces alone.
 #[test]
 fn rows_with_singles_cannot_be_left() {
@@ -297,7 +296,7 @@ fn rows_with_singles_cannot_be_left() {
     assert_eq!(pos.check(Action::Leave), Err(IllegalAction::CannotLeave));
 }
 
-/// RULES.md, tournament: the first push must bring in a GIPF piece; GIPF
+/// docs/rules.md, tournament: the first push must bring in a GIPF piece; GIPF
 /// pieces may follow until the first single; then singles only.
 #[test]
 fn tournament_gipf_phase() {
@@ -322,7 +321,7 @@ fn tournament_gipf_phase() {
     assert_eq!(standard.check("Ga1-b2".parse().unwrap()), Err(IllegalAction::GipfPushNotInVariant));
 }
 
-/// RULES.md, tournament: a player without a GIPF piece loses only after their
+/// docs/rules.md, tournament: a player without a GIPF piece loses only after their
 /// first push.
 #[test]
 fn tournament_no_gipf_loss_before_the_first_push() {

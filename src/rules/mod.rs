@@ -1,4 +1,4 @@
-//! The rules of GIPF as `../shared/RULES.md` states them: board geometry,
+//! The rules of GIPF as `docs/rules.md` states them: board geometry,
 //! positions and their state machine, actions and their notation, symmetries,
 //! positions as JSON, and game records.
 

@@ -1,4 +1,4 @@
-//! Positions as JSON: the `--position` input of RULES.md, checked before it
+//! Positions as JSON: the `--position` input of `docs/rules.md`, checked before it
 //! becomes a [`Position`], and the state object `gipf rules --json` prints.
 
 use std::collections::BTreeMap;

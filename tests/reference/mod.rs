@@ -1,5 +1,5 @@
 //! A second implementation of the rules, written plainly and slowly from
-//! RULES.md, to check the engine against: cells are `(column, number)` pairs in
+//! `docs/rules.md`, to check the engine against: cells are `(column, number)` pairs in
 //! the official notation, the board is a map, and the lines are found by
 //! walking the notation's own neighbour rules. It shares no code with the
 //! engine; it only fills the engine's `StateJson` for comparison.
