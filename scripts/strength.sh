@@ -88,7 +88,7 @@ cp "$RUN/arena/ratings.png" "$RUN/report/elo.png"
     echo
     echo "## Elo curve"
     echo
-    echo "Every $every-th checkpoint at $CURVE_SIMS simulations per action, $CURVE_GAMES games against"
+    echo "One checkpoint in $every, at $CURVE_SIMS simulations per action, $CURVE_GAMES games against"
     echo "each anchor and the previous rated checkpoint; the first anchor is 0 Elo. Plot: \`elo.png\`."
     echo
     echo '```'
