@@ -173,8 +173,8 @@ pub struct AlphaBeta {
     deadline: Option<Instant>,
     stopped: bool,
     use_table: bool,
-    /// Nodes visited by the last search.
-    pub nodes: u64,
+    /// Nodes visited by the current search (the clock is read every 1024).
+    nodes: u64,
 }
 
 /// The value of `child` (reached from a node where `me` acts) for `me`.
@@ -495,8 +495,6 @@ mod tests {
         let legal = pos.legal_actions();
         assert!(legal.len() > 1, "black has a choice: {legal:?}");
         let (action, value) = AlphaBeta::new(Limit::Depth(1)).search(&pos);
-        // Black's best removal keeps its GIPF piece (taking it back to the
-        // reserve is worth less than keeping it on the board).
         let best = legal
             .iter()
             .map(|&a| {
@@ -542,7 +540,8 @@ mod tests {
         let start = Instant::now();
         let action = search.choose(&pos);
         assert!(pos.is_legal(action));
-        assert!(start.elapsed() < Duration::from_millis(600), "{:?}", start.elapsed());
+        // Unbounded, iterative deepening to depth 64 would not end.
+        assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
     }
 
     impl AlphaBeta {
