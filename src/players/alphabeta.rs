@@ -232,7 +232,9 @@ impl AlphaBeta {
 
     fn root(&mut self, pos: &Position, depth: u32) -> (Action, i32) {
         let me = pos.to_act().expect("the root is not over");
-        let actions = self.ordered_actions(pos, 0);
+        let key = zobrist(pos);
+        let table_move = self.probe(key).and_then(|e| e.best);
+        let actions = self.ordered_actions(pos, 0, table_move);
         let (mut alpha, beta) = (-WIN - 1, WIN + 1);
         let mut best = actions[0];
         for action in actions {
@@ -245,7 +247,7 @@ impl AlphaBeta {
                 best = action;
             }
         }
-        self.store(pos, depth, alpha, Bound::Exact, Some(best), 0);
+        self.store(key, depth, alpha, Bound::Exact, Some(best), 0);
         (best, alpha)
     }
 
@@ -290,7 +292,9 @@ impl AlphaBeta {
         if depth == 0 && pos.phase() == Phase::Push {
             return evaluate(pos, me);
         }
-        if let Some(entry) = self.probe(pos) {
+        let key = zobrist(pos);
+        let entry = self.probe(key);
+        if let Some(entry) = entry {
             // Only the same depth, so that a fixed-depth value does not depend on the table.
             if entry.depth == depth {
                 let value = from_table(entry.value, ply);
@@ -307,7 +311,7 @@ impl AlphaBeta {
         let original_alpha = alpha;
         let mut best_value = -WIN - 1;
         let mut best_action = None;
-        for action in self.ordered_actions(pos, ply) {
+        for action in self.ordered_actions(pos, ply, entry.and_then(|e| e.best)) {
             let value = self.edge_value(pos, me, action, depth, alpha, beta, ply);
             if self.stopped {
                 return 0;
@@ -329,7 +333,7 @@ impl AlphaBeta {
             v if v <= original_alpha => Bound::Upper,
             _ => Bound::Exact,
         };
-        self.store(pos, depth, best_value, bound, best_action, ply);
+        self.store(key, depth, best_value, bound, best_action, ply);
         best_value
     }
 
@@ -346,12 +350,11 @@ impl AlphaBeta {
     }
 
     /// Legal actions, the table's best first, then killers, then by history.
-    fn ordered_actions(&mut self, pos: &Position, ply: u32) -> Vec<Action> {
+    fn ordered_actions(&mut self, pos: &Position, ply: u32, table_move: Option<Action>) -> Vec<Action> {
         let mut actions = pos.legal_actions();
         if self.killers.len() <= ply as usize {
             self.killers.resize(ply as usize + 1, [None; 2]);
         }
-        let table_move = self.probe(pos).and_then(|e| e.best);
         let killers = self.killers[ply as usize];
         let rank = |a: &Action| -> u64 {
             if Some(*a) == table_move {
@@ -371,19 +374,18 @@ impl AlphaBeta {
         actions
     }
 
-    fn probe(&self, pos: &Position) -> Option<Entry> {
+    /// The table's entry for the position with this key.
+    fn probe(&self, key: u64) -> Option<Entry> {
         if !self.use_table {
             return None;
         }
-        let key = zobrist(pos);
         self.table[key as usize & (TABLE_SIZE - 1)].filter(|e| e.key == key)
     }
 
-    fn store(&mut self, pos: &Position, depth: u32, value: i32, bound: Bound, best: Option<Action>, ply: u32) {
+    fn store(&mut self, key: u64, depth: u32, value: i32, bound: Bound, best: Option<Action>, ply: u32) {
         if !self.use_table || self.stopped {
             return;
         }
-        let key = zobrist(pos);
         let slot = &mut self.table[key as usize & (TABLE_SIZE - 1)];
         // Keep the deeper entry of another position; always replace the same one.
         if slot.is_some_and(|e| e.key != key && e.depth > depth) {
