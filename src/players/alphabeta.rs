@@ -432,21 +432,8 @@ impl Player for AlphaBeta {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{Setup, Variant};
-
-    fn setup(json: &str) -> Position {
-        Setup::from_json(json).unwrap().to_position().unwrap()
-    }
-
-    /// White to remove a run holding black's last GIPF piece: taking it wins.
-    fn win_in_one() -> Position {
-        let mut pos = setup(
-            r#"{"variant": "standard", "board": {"b5": "b", "c5": "B", "d5": "w", "e5": "w", "f4": "w",
-                "h2": "w", "g2": "w", "e2": "W"}, "reserve": {"white": 7, "black": 14}, "to_move": "white"}"#,
-        );
-        pos.play("g1-g2".parse().unwrap()).unwrap();
-        pos
-    }
+    use crate::rules::fixtures::{removal_by_the_player_who_did_not_push, setup, win_in_one};
+    use crate::rules::Variant;
 
     #[test]
     fn finds_the_win_in_one() {
@@ -488,12 +475,7 @@ mod tests {
     /// to remove it, and the search must score it from black's side.
     #[test]
     fn removal_decided_by_the_player_who_did_not_push() {
-        let mut pos = setup(
-            r#"{"variant": "standard", "board": {"c2": "w", "d3": "b", "e2": "B", "e3": "b", "e5": "b",
-                "e8": "W", "h5": "W", "b2": "B"}, "reserve": {"white": 9, "black": 8}, "to_move": "white"}"#,
-        );
-        pos.play("b1-c2".parse().unwrap()).unwrap();
-        assert_eq!((pos.to_move(), pos.to_act()), (Color::White, Some(Color::Black)));
+        let pos = removal_by_the_player_who_did_not_push();
         let legal = pos.legal_actions();
         assert!(legal.len() > 1, "black has a choice: {legal:?}");
         let (action, value) = AlphaBeta::new(Limit::Depth(1)).search(&pos);

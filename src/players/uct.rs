@@ -123,20 +123,13 @@ impl Player for Uct {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::Setup;
+    use crate::rules::fixtures::win_in_one;
     use rand::SeedableRng;
 
     /// White to remove a run holding black's last GIPF piece: UCT finds the win.
     #[test]
     fn finds_the_winning_removal() {
-        let mut pos = Setup::from_json(
-            r#"{"variant": "standard", "board": {"b5": "b", "c5": "B", "d5": "w", "e5": "w", "f4": "w",
-                "h2": "w", "g2": "w", "e2": "W"}, "reserve": {"white": 7, "black": 14}, "to_move": "white"}"#,
-        )
-        .unwrap()
-        .to_position()
-        .unwrap();
-        pos.play("g1-g2".parse().unwrap()).unwrap();
+        let pos = win_in_one();
         let mut uct = Uct::new(300, SmallRng::seed_from_u64(5));
         let mut after = pos;
         after.play(uct.choose(&pos)).unwrap();

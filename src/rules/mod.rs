@@ -4,6 +4,8 @@
 
 mod action;
 mod bitboard;
+#[cfg(test)]
+pub(crate) mod fixtures;
 mod geometry;
 mod perft;
 mod picture;

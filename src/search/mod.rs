@@ -123,18 +123,16 @@ fn as_seen_by(white_value: f32, player: Color) -> f32 {
     }
 }
 
+impl Node {
+    /// A node not yet evaluated.
+    fn new(pos: Position) -> Node {
+        Node { pos, first_edge: 0, num_edges: 0, expanded: false, visits: 0, white_value_sum: 0.0, eval_value: 0.0 }
+    }
+}
+
 impl Tree {
     pub fn new(pos: Position) -> Tree {
-        let root = Node {
-            pos,
-            first_edge: 0,
-            num_edges: 0,
-            expanded: false,
-            visits: 0,
-            white_value_sum: 0.0,
-            eval_value: 0.0,
-        };
-        Tree { nodes: vec![root], edges: Vec::new(), root: 0, gumbel: None }
+        Tree { nodes: vec![Node::new(pos)], edges: Vec::new(), root: 0, gumbel: None }
     }
 
     pub fn root_position(&self) -> &Position {
@@ -338,15 +336,7 @@ impl Tree {
                     let mut pos = self.nodes[node as usize].pos;
                     pos.play_unchecked(self.edges[edge as usize].action);
                     let child = self.nodes.len() as u32;
-                    self.nodes.push(Node {
-                        pos,
-                        first_edge: 0,
-                        num_edges: 0,
-                        expanded: false,
-                        visits: 0,
-                        white_value_sum: 0.0,
-                        eval_value: 0.0,
-                    });
+                    self.nodes.push(Node::new(pos));
                     self.edges[edge as usize].child = Some(child);
                     child
                 }
@@ -464,21 +454,8 @@ impl Tree {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{Setup, WinReason};
-
-    fn setup(json: &str) -> Position {
-        Setup::from_json(json).unwrap().to_position().unwrap()
-    }
-
-    /// White to remove a run holding black's last GIPF piece: taking it wins.
-    fn win_in_one() -> Position {
-        let mut pos = setup(
-            r#"{"variant": "standard", "board": {"b5": "b", "c5": "B", "d5": "w", "e5": "w", "f4": "w",
-                "h2": "w", "g2": "w", "e2": "W"}, "reserve": {"white": 7, "black": 14}, "to_move": "white"}"#,
-        );
-        pos.play("g1-g2".parse().unwrap()).unwrap();
-        pos
-    }
+    use crate::rules::fixtures::{removal_by_the_player_who_did_not_push, win_in_one};
+    use crate::rules::WinReason;
 
     #[test]
     fn finds_the_winning_removal() {
@@ -524,12 +501,7 @@ mod tests {
                     .collect()
             }
         }
-        let mut pos = setup(
-            r#"{"variant": "standard", "board": {"c2": "w", "d3": "b", "e2": "B", "e3": "b", "e5": "b",
-                "e8": "W", "h5": "W", "b2": "B"}, "reserve": {"white": 9, "black": 8}, "to_move": "white"}"#,
-        );
-        pos.play("b1-c2".parse().unwrap()).unwrap();
-        assert_eq!((pos.to_move(), pos.to_act()), (Color::White, Some(Color::Black)));
+        let pos = removal_by_the_player_who_did_not_push();
         let mut tree = Tree::new(pos);
         tree.run(&mut Fixed, 100, &SearchConfig::default());
         assert!((tree.root_value() + 0.5).abs() < 1e-4, "black's root value {}", tree.root_value());

@@ -1,0 +1,31 @@
+//! Positions the unit tests of several modules share.
+
+use super::{Color, Position, Setup};
+
+/// A position from its setup JSON.
+pub(crate) fn setup(json: &str) -> Position {
+    Setup::from_json(json).unwrap().to_position().unwrap()
+}
+
+/// White to remove a run holding black's last GIPF piece: taking it
+/// (`xb5,c5,d5,e5,f4,g3,h2`) wins.
+pub(crate) fn win_in_one() -> Position {
+    let mut pos = setup(
+        r#"{"variant": "standard", "board": {"b5": "b", "c5": "B", "d5": "w", "e5": "w", "f4": "w",
+            "h2": "w", "g2": "w", "e2": "W"}, "reserve": {"white": 7, "black": 14}, "to_move": "white"}"#,
+    );
+    pos.play("g1-g2".parse().unwrap()).unwrap();
+    pos
+}
+
+/// White's push `b1-c2` has completed a black row: black, who did not push,
+/// must decide how to remove it, and then pushes.
+pub(crate) fn removal_by_the_player_who_did_not_push() -> Position {
+    let mut pos = setup(
+        r#"{"variant": "standard", "board": {"c2": "w", "d3": "b", "e2": "B", "e3": "b", "e5": "b",
+            "e8": "W", "h5": "W", "b2": "B"}, "reserve": {"white": 9, "black": 8}, "to_move": "white"}"#,
+    );
+    pos.play("b1-c2".parse().unwrap()).unwrap();
+    assert_eq!((pos.to_move(), pos.to_act()), (Color::White, Some(Color::Black)));
+    pos
+}
