@@ -7,26 +7,75 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use tch::Device;
 
-use crate::config::Config;
 use crate::encoding::ENCODING_VERSION;
 use crate::net::{NetConfig, Network};
+use crate::rules::Variant;
 
-/// The JSON beside a checkpoint's weights (`step-NNNNNNNN.json`).
+/// Changes whenever the checkpoint description's layout changes; this
+/// program writes it and reads every format from 1.
+pub const CHECKPOINT_FORMAT: u32 = 2;
+
+/// The JSON beside a checkpoint's weights (`step-NNNNNNNN.json`). `config`
+/// is provenance (the configuration that trained it, never checked again);
+/// what a reader needs is in the other fields.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct CheckpointMeta {
+    /// Absent in format 1.
+    #[serde(default = "first_format")]
+    pub format: u32,
     pub step: u64,
+    /// Samples drawn by training so far.
     pub samples_seen: u64,
     pub encoding_version: u32,
     pub network: NetConfig,
-    pub config: Config,
+    /// The variant it plays (format 2; format 1 has it in `config` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<Variant>,
+    /// Samples read from self-play so far (format 2), for pacing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_read: Option<u64>,
+    /// The newest games file read (format 2): a restarted trainer reads
+    /// only the files after it and those its window needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub games_cursor: Option<String>,
+    pub config: serde_json::Value,
 }
 
-/// Reads the description beside a weights file, checking its encoding version.
+fn first_format() -> u32 {
+    1
+}
+
+impl CheckpointMeta {
+    /// The variant the checkpoint plays.
+    pub fn variant(&self) -> Result<Variant> {
+        if let Some(variant) = self.variant {
+            return Ok(variant);
+        }
+        let old = self.config.pointer("/selfplay/variant").cloned().unwrap_or_default();
+        serde_json::from_value(old).context("the description names no variant")
+    }
+}
+
+#[derive(Deserialize)]
+struct FormatOnly {
+    #[serde(default = "first_format")]
+    format: u32,
+}
+
+/// Reads the description beside a weights file, checking its format and
+/// encoding version.
 pub fn read_meta(weights: &Path) -> Result<CheckpointMeta> {
     let meta_path = weights.with_extension("json");
     let text = std::fs::read_to_string(&meta_path)
         .with_context(|| format!("cannot read {} (the description beside the weights)", meta_path.display()))?;
+    let format = serde_json::from_str::<FormatOnly>(&text)
+        .with_context(|| format!("{}: not a checkpoint description", meta_path.display()))?
+        .format;
+    anyhow::ensure!(
+        (1..=CHECKPOINT_FORMAT).contains(&format),
+        "{}: checkpoint format {format} (this program reads formats 1 to {CHECKPOINT_FORMAT})",
+        meta_path.display()
+    );
     let meta: CheckpointMeta = serde_json::from_str(&text)
         .with_context(|| format!("{}: not a checkpoint description", meta_path.display()))?;
     anyhow::ensure!(
@@ -91,7 +140,57 @@ pub fn best_checkpoint(dir: &Path) -> Result<Option<PathBuf>> {
 /// Records `weights` (a file in `dir`) as the best checkpoint.
 pub fn set_best_checkpoint(dir: &Path, weights: &Path) -> Result<()> {
     let checkpoint = weights.file_name().context("a checkpoint has a file name")?.to_string_lossy().into_owned();
-    crate::games::write_atomic(&dir.join(BEST_FILE), serde_json::to_string(&Best { checkpoint })?.as_bytes())
+    crate::durable::write_atomic(&dir.join(BEST_FILE), serde_json::to_string(&Best { checkpoint })?.as_bytes())
+}
+
+/// The step of a checkpoint weights file named `step-NNNNNNNN.safetensors`.
+pub fn step_of(path: &Path) -> Option<u64> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_prefix("step-")?.strip_suffix(".safetensors")?.parse().ok()
+}
+
+/// Applies the retention policy to a models folder: keeps the newest
+/// `keep_last` checkpoints, of the older ones the first of every
+/// `keep_every_steps` steps, and the best one (`best.json`); removes the
+/// others (weights first, so that no reader sees half a checkpoint) and the
+/// optimizer state of every kept one but the newest `keep_last`, which alone
+/// can be resumed from. `keep_last = 0` keeps everything. Returns the steps
+/// removed.
+pub fn prune(dir: &Path, keep_last: usize, keep_every_steps: u64) -> Result<Vec<u64>> {
+    if keep_last == 0 {
+        return Ok(Vec::new());
+    }
+    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list model folder {}", dir.display()))?;
+    let mut steps: Vec<(u64, PathBuf)> =
+        entries.filter_map(|e| e.ok()).filter_map(|e| Some((step_of(&e.path())?, e.path()))).collect();
+    steps.sort();
+    let best = best_checkpoint(dir)?;
+    let newest_from = steps.len().saturating_sub(keep_last);
+    let mut removed = Vec::new();
+    let mut last_bucket = None;
+    for (i, (step, weights)) in steps.iter().enumerate() {
+        if i >= newest_from {
+            break;
+        }
+        let bucket = (keep_every_steps > 0).then(|| step / keep_every_steps);
+        let first_of_bucket = bucket.is_some() && bucket != last_bucket;
+        last_bucket = bucket.or(last_bucket);
+        let is_best = best.as_deref() == Some(weights.as_path());
+        let remove_file = |path: PathBuf| match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("cannot remove {}", path.display()))
+            }
+            _ => Ok(()),
+        };
+        remove_file(weights.with_extension("optim"))?;
+        if !(first_of_bucket || is_best) {
+            remove_file(weights.clone())?;
+            remove_file(weights.with_extension("json"))?;
+            removed.push(*step);
+        }
+    }
+    crate::durable::sync_folder(dir)?;
+    Ok(removed)
 }
 
 /// A `--model` argument: a weights file, or a folder of checkpoints.
@@ -158,6 +257,29 @@ mod tests {
         std::fs::write(models.join(BEST_FILE), "{").unwrap();
         let err = format!("{:#}", source.current().unwrap_err());
         assert!(err.contains("not a best-checkpoint file"), "{err}");
+    }
+
+    #[test]
+    fn retention_keeps_the_newest_every_nth_and_the_best() {
+        let dir = tempfile::tempdir().unwrap();
+        let models = dir.path();
+        let stem = |step: u64| models.join(format!("step-{step:08}"));
+        for step in (0..=100).step_by(10) {
+            for ext in ["safetensors", "optim", "json"] {
+                std::fs::write(stem(step).with_extension(ext), b"x").unwrap();
+            }
+        }
+        set_best_checkpoint(models, &stem(30).with_extension("safetensors")).unwrap();
+        let removed = prune(models, 3, 40).unwrap();
+        assert_eq!(removed, vec![10, 20, 50, 60, 70]);
+        for step in (0..=100).step_by(10) {
+            let kept = [0, 30, 40, 80, 90, 100].contains(&step);
+            assert_eq!(stem(step).with_extension("safetensors").exists(), kept, "step {step}");
+            assert_eq!(stem(step).with_extension("json").exists(), kept, "step {step}");
+            assert_eq!(stem(step).with_extension("optim").exists(), step >= 80, "step {step}");
+        }
+        assert_eq!(prune(models, 3, 40).unwrap(), Vec::<u64>::new(), "pruning again removes nothing");
+        assert_eq!(prune(models, 0, 0).unwrap(), Vec::<u64>::new(), "keep_last = 0 keeps everything");
     }
 
     #[test]

@@ -41,6 +41,21 @@ pub struct SelfplayConfig {
     /// default) takes the cores that `torch_threads` leaves, at least one.
     #[serde(default)]
     pub search_threads: usize,
+    /// Finished games are written in shards of this many games, or sooner
+    /// when the oldest has waited `shard_seconds`: a killed self-play
+    /// process loses the games not yet written.
+    #[serde(default = "default_shard_games")]
+    pub shard_games: usize,
+    #[serde(default = "default_shard_seconds")]
+    pub shard_seconds: f64,
+}
+
+fn default_shard_games() -> usize {
+    64
+}
+
+fn default_shard_seconds() -> f64 {
+    120.0
 }
 
 impl SelfplayConfig {
@@ -85,10 +100,26 @@ pub struct TrainConfig {
     /// The loop: games of self-play, then training steps, then a checkpoint.
     pub games_per_generation: u64,
     pub steps_per_generation: u64,
+    /// Pacing: training draws at most this many samples per sample read from
+    /// self-play (KataGo's bound is 4 to 8); past it the trainer waits for
+    /// new games.
+    #[serde(default = "default_max_reuse")]
+    pub max_reuse: f64,
+    /// Retention: the newest `keep_last` checkpoints are kept, and of the
+    /// older ones the first of every `keep_every_steps` steps (and the best
+    /// one under gating); `keep_last = 0` keeps every checkpoint.
+    #[serde(default)]
+    pub keep_last: usize,
+    #[serde(default)]
+    pub keep_every_steps: u64,
 }
 
 fn yes() -> bool {
     true
+}
+
+fn default_max_reuse() -> f64 {
+    8.0
 }
 
 /// Gating (optional): each new checkpoint of the loop plays the best one so
@@ -165,6 +196,8 @@ impl Config {
         check_range("selfplay.parallel_games", p.parallel_games as i64, 1, 4096)?;
         check_range("selfplay.torch_threads", p.torch_threads as i64, 1, 256)?;
         check_range("selfplay.search_threads", p.search_threads as i64, 0, 1024)?;
+        check_range("selfplay.shard_games", p.shard_games as i64, 1, 1_000_000)?;
+        check_positive("selfplay.shard_seconds", p.shard_seconds, 1e6)?;
         let t = &self.train;
         check_range("train.batch_size", t.batch_size as i64, 1, 65_536)?;
         check_positive("train.learning_rate", t.learning_rate, 10.0)?;
@@ -179,6 +212,9 @@ impl Config {
         check_range("train.min_samples", t.min_samples as i64, 1, t.window_max as i64)?;
         check_range("train.games_per_generation", t.games_per_generation as i64, 1, 1_000_000)?;
         check_range("train.steps_per_generation", t.steps_per_generation as i64, 1, 10_000_000)?;
+        check_positive("train.max_reuse", t.max_reuse, 1000.0)?;
+        check_range("train.keep_last", t.keep_last as i64, 0, 1_000_000)?;
+        check_range("train.keep_every_steps", t.keep_every_steps as i64, 0, i64::MAX)?;
         if let Some(g) = &self.gate {
             check_range("gate.games", g.games as i64, 2, 100_000)?;
             check_range("gate.simulations", g.simulations as i64, 2, 100_000)?;

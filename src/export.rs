@@ -17,7 +17,7 @@ use crate::checkpoint::{load_checkpoint, CheckpointMeta};
 use crate::encoding::{
     action_at, encode, grid_cell, ENCODING_VERSION, GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES, PLANE_NAMES,
 };
-use crate::games::write_atomic;
+use crate::durable::write_atomic;
 use crate::net::{NetConfig, Network};
 use crate::rules::{Point, Position, Variant};
 
@@ -49,12 +49,12 @@ pub struct ModelCard {
 }
 
 impl ModelCard {
-    fn new(name: &str, meta: &CheckpointMeta) -> ModelCard {
-        ModelCard {
+    fn new(name: &str, meta: &CheckpointMeta) -> Result<ModelCard> {
+        Ok(ModelCard {
             checkpoint: name.to_string(),
             step: meta.step,
             samples_seen: meta.samples_seen,
-            variant: meta.config.selfplay.variant,
+            variant: meta.variant()?,
             encoding_version: ENCODING_VERSION,
             network: meta.network,
             input_shape: [-1, NUM_PLANES as i64, GRID as i64, GRID as i64],
@@ -67,7 +67,7 @@ impl ModelCard {
             ),
             actions: (0..NUM_ACTIONS).map(|i| action_at(i).to_string()).collect(),
             files: vec![TORCHSCRIPT_FILE.into(), ONNX_FILE.into(), WEIGHTS_FILE.into(), CARD_FILE.into()],
-        }
+        })
     }
 }
 
@@ -123,7 +123,7 @@ pub fn export(weights: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     let bytes = std::fs::read(weights).with_context(|| format!("cannot read {}", weights.display()))?;
     write_atomic(&weights_out, &bytes)?;
     let card = out.join(CARD_FILE);
-    write_atomic(&card, serde_json::to_string_pretty(&ModelCard::new(&name, &meta))?.as_bytes())?;
+    write_atomic(&card, serde_json::to_string_pretty(&ModelCard::new(&name, &meta)?)?.as_bytes())?;
     Ok(vec![script, weights_out, card])
 }
 
@@ -143,13 +143,17 @@ mod tests {
     #[test]
     fn the_card_maps_every_index_and_point() {
         let meta = CheckpointMeta {
+            format: crate::checkpoint::CHECKPOINT_FORMAT,
             step: 3,
             samples_seen: 10,
             encoding_version: ENCODING_VERSION,
             network: NetConfig { blocks: 1, channels: 8, value_hidden: 8 },
-            config: crate::config::Config::parse(include_str!("../configs/tiny.toml")).unwrap(),
+            variant: Some(Variant::Standard),
+            samples_read: None,
+            games_cursor: None,
+            config: serde_json::Value::Null,
         };
-        let card = ModelCard::new("step-00000003", &meta);
+        let card = ModelCard::new("step-00000003", &meta).unwrap();
         assert_eq!(card.actions.len(), NUM_ACTIONS);
         assert_eq!(card.actions[0].parse::<crate::rules::Action>().unwrap(), action_at(0));
         assert_eq!(card.point_cells.len(), 37);

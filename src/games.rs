@@ -1,13 +1,14 @@
-//! Finished self-play games on disk, format [`GAME_FORMAT`]: one JSON file a
-//! game, written under a temporary name and renamed into place, so a reader
-//! never sees half a game.
+//! A finished self-play game as stored, format [`GAME_FORMAT`] (self-play
+//! writes them many to a shard, see [`crate::shards`]; format 1 runs kept
+//! one JSON file a game):
 //!
 //! ```json
-//! {"format": 1, "encoding_version": 1, "variant": "standard",
+//! {"format": 2, "encoding_version": 1, "variant": "standard",
 //!  "actions": ["b1-b2", ...],
 //!  "samples": [{"ply": 0, "policy": {"a1-b2": 0.12, ...}, "root_value": 0.02}, ...],
 //!  "result": {"winner": "white", "reason": "no_gipf_piece"},
-//!  "model": "step-000100.safetensors", "config": {...}}
+//!  "model": "step-000100.safetensors", "seed": 1234, "worker": "host-3f2a",
+//!  "config": {...}}
 //! ```
 //!
 //! `samples` holds the fully searched decisions: `ply` indexes `actions`
@@ -15,19 +16,24 @@
 //! legal actions (visit shares, or with Gumbel root selection the improved
 //! policy), `root_value` the search's value for the player to act. The
 //! result's `winner` is null for a game cut at the configured length
-//! (`reason: "ply_cap"`), which training scores as a draw.
+//! (`reason: "ply_cap"`), which training scores as a draw. `seed` (the
+//! game's own random seed) and `worker` (the self-play process) are new in
+//! format 2. `config` is provenance: the configuration that played the game,
+//! kept as written and never checked again, so that changing the program's
+//! configuration keys leaves earlier games readable.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::config::Config;
 use crate::rules::{action_strings, Action, Color, GameRecord, Position, Variant, WinReason};
 
-/// Changes whenever the game file layout changes.
-pub const GAME_FORMAT: u32 = 1;
+/// Changes whenever the game layout changes; this program writes it.
+pub const GAME_FORMAT: u32 = 2;
+/// The oldest format this program still reads.
+pub const OLDEST_GAME_FORMAT: u32 = 1;
 
 /// How a game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,7 +88,6 @@ pub struct Sample {
 
 /// A finished game as stored.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct GameFile {
     pub format: u32,
     pub encoding_version: u32,
@@ -92,7 +97,21 @@ pub struct GameFile {
     pub samples: Vec<Sample>,
     pub result: GameResult,
     pub model: String,
-    pub config: Config,
+    /// The game's random seed (format 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// The self-play process that played it (format 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    /// The configuration that played it, as provenance.
+    pub config: serde_json::Value,
+}
+
+/// Just the format, read first so that a file from a newer program is
+/// refused by its format rather than by a field this program does not know.
+#[derive(Deserialize)]
+struct FormatOnly {
+    format: u32,
 }
 
 impl GameFile {
@@ -100,16 +119,21 @@ impl GameFile {
     /// samples pointing at searched decisions, result matching the replay.
     pub fn read(path: &Path) -> Result<GameFile> {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let game: GameFile =
-            serde_json::from_str(&text).with_context(|| format!("{}: not a game file", path.display()))?;
-        game.check().with_context(|| format!("{}: inconsistent game", path.display()))?;
+        GameFile::parse(&text).with_context(|| path.display().to_string())
+    }
+
+    /// Parses and checks one game's JSON.
+    pub fn parse(text: &str) -> Result<GameFile> {
+        let format = serde_json::from_str::<FormatOnly>(text).context("not a game file")?.format;
+        if !(OLDEST_GAME_FORMAT..=GAME_FORMAT).contains(&format) {
+            bail!("game format {format} (this program reads formats {OLDEST_GAME_FORMAT} to {GAME_FORMAT})");
+        }
+        let game: GameFile = serde_json::from_str(text).context("not a game file")?;
+        game.check().context("inconsistent game")?;
         Ok(game)
     }
 
     fn check(&self) -> Result<()> {
-        if self.format != GAME_FORMAT {
-            bail!("game format {} (this program reads {GAME_FORMAT})", self.format);
-        }
         let record = GameRecord { variant: self.variant, actions: self.actions.clone() };
         let end = record.replay()?;
         let result = GameResult::of(&end);
@@ -123,23 +147,17 @@ impl GameFile {
         }
         Ok(())
     }
-
-    /// Writes the game into `dir` atomically; returns its path.
-    pub fn write_into(&self, dir: &Path, name: &str) -> Result<PathBuf> {
-        let path = dir.join(name);
-        write_atomic(&path, serde_json::to_string(self)?.as_bytes())?;
-        Ok(path)
-    }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder,
-/// synced and then renamed, so that `path` is either whole or absent.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().context("a file path needs a file name")?.to_string_lossy();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut file = std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    file.write_all(bytes).and_then(|_| file.sync_all()).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+impl GameFile {
+    /// A hash of the variant and the actions: equal for two copies of one
+    /// game (the same seed played twice), different otherwise. Kept in
+    /// memory only; not stable across program versions.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.variant.hash(&mut hasher);
+        self.actions.hash(&mut hasher);
+        hasher.finish()
+    }
 }

@@ -1,6 +1,6 @@
 //! GIPF: the rules core, and an AlphaZero-style training system built on it.
 //! Modules in dependency order: `rules` ← `encoding`, `search` ← `net` ←
-//! `config`, `games`, `checkpoint` ← `selfplay`, `train`, `players` ←
+//! `config`, `durable`, `games` ← `shards`, `checkpoint` ← `selfplay`, `train`, `players` ←
 //! `arena`, `engine`, `export`, `bench`.
 
 pub mod rules;
@@ -15,10 +15,12 @@ pub mod arena;
 pub mod bench;
 pub mod checkpoint;
 pub mod config;
+pub mod durable;
 pub mod engine;
 pub mod export;
 pub mod games;
 pub mod selfplay;
+pub mod shards;
 pub mod train;
 
 /// Logs to standard error, at `info` unless `RUST_LOG` says otherwise, with

@@ -20,7 +20,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
-use crate::checkpoint::{model_name, ModelSource};
+use crate::checkpoint::{load_checkpoint, model_name, ModelSource};
 use crate::config::Config;
 use crate::encoding::ENCODING_VERSION;
 use crate::games::{GameFile, GameResult, Sample, GAME_FORMAT};
@@ -39,6 +39,8 @@ struct Slot {
     full: bool,
     /// Whether the current search's root got its noise or its Gumbel candidates.
     root_prepared: bool,
+    /// The game's seed, recorded with it.
+    seed: u64,
     rng: SmallRng,
 }
 
@@ -59,6 +61,9 @@ pub struct Stats {
 /// Plays self-play games and hands each finished one to a callback.
 pub struct Generator {
     config: Config,
+    /// The configuration as recorded in games.
+    config_json: serde_json::Value,
+    worker: String,
     slots: Vec<Slot>,
     seed_rng: SmallRng,
     pub stats: Stats,
@@ -73,6 +78,7 @@ impl Slot {
             target: 0,
             full: false,
             root_prepared: false,
+            seed,
             rng: SmallRng::seed_from_u64(seed),
         };
         slot.start_search(config);
@@ -169,12 +175,14 @@ impl Slot {
 }
 
 impl Generator {
-    /// Starts `games` games at once (at most `parallel_games`).
-    pub fn new(config: Config, seed: u64, games: usize) -> Generator {
+    /// Starts `games` games at once (at most `parallel_games`); `worker`
+    /// names this process in the games.
+    pub fn new(config: Config, seed: u64, games: usize, worker: &str) -> Generator {
         let mut seed_rng = SmallRng::seed_from_u64(seed);
         let n = games.min(config.selfplay.parallel_games);
         let slots = (0..n).map(|_| Slot::new(&config, seed_rng.random())).collect();
-        Generator { config, slots, seed_rng, stats: Stats::default() }
+        let config_json = serde_json::to_value(&config).expect("a configuration is plain data");
+        Generator { config, config_json, worker: worker.to_string(), slots, seed_rng, stats: Stats::default() }
     }
 
     /// Runs one step: moves where searches are complete, then one batch of
@@ -208,7 +216,9 @@ impl Generator {
                     actions: slot.actions,
                     samples: slot.samples,
                     model: model.to_string(),
-                    config: config.clone(),
+                    seed: Some(slot.seed),
+                    worker: Some(self.worker.clone()),
+                    config: self.config_json.clone(),
                 });
                 if more_games() {
                     let seed = self.seed_rng.random();
@@ -267,13 +277,15 @@ impl Generator {
 /// What [`run`] is asked to do.
 pub struct RunOptions {
     pub config: Config,
-    /// Folder for finished games (created if missing).
+    /// Folder for the shards of finished games (created if missing).
     pub out: PathBuf,
     /// Games to play; `None` plays until `duration` runs out or the process is stopped.
     pub games: Option<u64>,
     pub model: ModelSource,
     pub device: Device,
     pub seed: u64,
+    /// This process's name in shard names and games (see [`crate::shards::new_worker_id`]).
+    pub worker: String,
     /// Stop after this long, leaving the games in flight unfinished and
     /// unwritten (for measurements: no drain with ever fewer games per batch).
     pub duration: Option<Duration>,
@@ -291,6 +303,9 @@ pub struct RunReport {
     pub seconds: f64,
     /// Seconds in the network's forward passes.
     pub forward_seconds: f64,
+    /// Shards written and their bytes.
+    pub shards: u64,
+    pub shard_bytes: u64,
     /// With `probe_raw`: positions and seconds of the bare forward passes
     /// timed between steps (not counted in the run's seconds), and their batch.
     pub raw: Option<(u64, f64, usize)>,
@@ -324,9 +339,10 @@ impl RunReport {
     }
 }
 
-/// Plays games with the network from `options.model`, writing each finished
-/// one into `options.out`. With a model folder, a newer checkpoint there is
-/// picked up after each finished game.
+/// Plays games with the network from `options.model`, writing the finished
+/// ones in shards into `options.out`. With a model folder, a newer
+/// checkpoint there is picked up after each finished game. A checkpoint's
+/// description (encoding version, network shape) is checked before it plays.
 pub fn run(options: RunOptions) -> Result<RunReport> {
     std::fs::create_dir_all(&options.out)
         .with_context(|| format!("cannot create games folder {}", options.out.display()))?;
@@ -338,10 +354,17 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     let net_config = options.config.network;
     let load = |path: Option<&PathBuf>| -> Result<Network> {
         match path {
-            Some(p) => Network::load(p, &net_config, options.device),
+            Some(p) => Ok(load_checkpoint(p, options.device)?.0),
             None => Ok(Network::new(&net_config, options.device, options.seed as i64)),
         }
     };
+    let p = &options.config.selfplay;
+    let mut shards = crate::shards::ShardWriter::new(
+        &options.out,
+        &options.worker,
+        p.shard_games,
+        Duration::from_secs_f64(p.shard_seconds),
+    )?;
     let mut current = options.model.current()?;
     let mut network = load(current.as_ref())?;
     let mut model = model_name(current.as_deref());
@@ -366,11 +389,7 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     let mut last_probe = Instant::now();
     let parallel = options.config.selfplay.parallel_games as u64;
     let mut started = options.games.map_or(parallel, |n| n.min(parallel));
-    let mut generator = Generator::new(options.config.clone(), options.seed, started as usize);
-    let mut written = 0u64;
-    // Unique per run: start time, seed and process.
-    let epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let run_id = format!("{epoch}-{}-{}", options.seed, std::process::id());
+    let mut generator = Generator::new(options.config.clone(), options.seed, started as usize, &options.worker);
     // Forward-pass seconds of the networks replaced so far.
     let mut forward_before = 0.0;
     while generator.active() > 0 {
@@ -399,10 +418,9 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
             more
         };
         pool.install(|| generator.step(&mut network, &model, &mut more, &mut |game| finished_games.push(game)));
+        shards.flush_if_due()?;
         for game in finished_games {
-            let name = format!("game-{run_id}-{written:06}.json");
-            game.write_into(&options.out, &name).context("writing a finished game")?;
-            written += 1;
+            shards.push(game)?;
             bar.inc(1);
             if let ModelSource::Folder(_) = options.model {
                 let newest = options.model.current()?;
@@ -425,10 +443,12 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
             model
         ));
     }
+    shards.flush()?;
     bar.finish();
     let forward_seconds = forward_before + network.forward_seconds;
     let raw = probe.map(|(_, batch)| (raw.0, raw.1, batch));
-    Ok(RunReport { stats: generator.stats, seconds: elapsed(paused), forward_seconds, raw })
+    let (seconds, stats) = (elapsed(paused), generator.stats);
+    Ok(RunReport { stats, seconds, forward_seconds, raw, shards: shards.shards(), shard_bytes: shards.bytes })
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ struct Args {
     /// Games to play; 0 plays until stopped.
     #[arg(long, default_value_t = 0)]
     games: u64,
-    /// Folder for finished games.
+    /// Games folder: finished games are written there in shards.
     #[arg(long)]
     out: PathBuf,
     /// Weights file, or a folder whose newest checkpoint is used (and picked
@@ -30,8 +30,14 @@ struct Args {
     /// auto, cpu, cuda or cuda:N.
     #[arg(long, default_value = "auto")]
     device: String,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Seed for reproducible games; without it, a fresh one from the
+    /// operating system, so that no two processes play the same games.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// This process's name in shard names and games (letters, digits, '.',
+    /// '_'); without it, the host name and a random tag.
+    #[arg(long)]
+    worker: Option<String>,
     /// Measure instead: play for this many seconds and compare the network
     /// evaluations/s achieved with the raw forward throughput at the same
     /// batch size, timed in short pauses of the same run.
@@ -50,13 +56,23 @@ fn main() {
 fn run_args(args: Args) -> Result<()> {
     let config = Config::load(&args.config)?;
     let device = parse_device(&args.device)?;
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let worker = match args.worker {
+        Some(worker) => {
+            gipf::shards::check_worker_id(&worker)?;
+            worker
+        }
+        None => gipf::shards::new_worker_id(),
+    };
+    tracing::info!(seed, worker, "self-play process");
     let options = RunOptions {
         config: config.clone(),
         out: args.out,
         games: (args.games > 0).then_some(args.games),
         model: ModelSource::from_arg(args.model.as_deref())?,
         device,
-        seed: args.seed,
+        seed,
+        worker,
         duration: None,
         progress: args.bench.is_none(),
         probe_raw: args.bench.is_some(),
@@ -64,12 +80,15 @@ fn run_args(args: Args) -> Result<()> {
     let Some(seconds) = args.bench else {
         let report = run(options)?;
         println!(
-            "{} games, {} actions, {:.0} network evaluations/s (mean batch {:.1}) in {:.1} s",
+            "{} games, {} actions, {:.0} network evaluations/s (mean batch {:.1}) in {:.1} s; \
+             {} shards, {:.0} bytes a game",
             report.stats.games,
             report.stats.actions,
             report.evaluations_per_second(),
             report.mean_batch(),
-            report.seconds
+            report.seconds,
+            report.shards,
+            report.shard_bytes as f64 / report.stats.games.max(1) as f64
         );
         return Ok(());
     };

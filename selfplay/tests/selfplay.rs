@@ -1,15 +1,19 @@
 //! Self-play with a real tiny network on the CPU: complete games written to
-//! disk, read back and checked; checkpoints picked up from a model folder.
+//! disk in shards, read back and checked; checkpoints picked up from a model
+//! folder; the binary's streams unique; a killed writer loses only the shard
+//! in progress.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use gipf::checkpoint::ModelSource;
 use gipf::config::Config;
 use gipf::games::{EndReason, GameFile};
-use gipf::net::Network;
 use gipf::rules::{Action, Position};
 use gipf::selfplay::{run, RunOptions};
+use gipf::shards;
+use gipf::train::Trainer;
 use tch::Device;
 
 fn tiny() -> Config {
@@ -24,6 +28,7 @@ fn options(out: &Path, model: ModelSource, games: u64) -> RunOptions {
         model,
         device: Device::Cpu,
         seed: 5,
+        worker: "test".into(),
         duration: None,
         progress: false,
         probe_raw: false,
@@ -31,9 +36,14 @@ fn options(out: &Path, model: ModelSource, games: u64) -> RunOptions {
 }
 
 fn games_in(dir: &Path) -> Vec<GameFile> {
-    let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    paths.sort();
-    paths.iter().map(|p| GameFile::read(p).unwrap()).collect()
+    shards::read_all(dir).unwrap()
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
 }
 
 /// Both root selections: PUCT with noise and temperature, and Gumbel.
@@ -48,7 +58,10 @@ fn a_tiny_network_plays_complete_games_that_read_back() {
         assert_eq!(report.stats.games, 2);
         assert!(report.stats.evaluations > 0);
         let games = games_in(dir.path());
-        assert_eq!(games.len(), 2, "one file a game, no temporary files left");
+        assert_eq!(games.len(), 2);
+        let files = files_in(dir.path());
+        assert_eq!(files.len(), 1, "one shard, no temporary files left: {files:?}");
+        assert!(files[0].starts_with("shard-") && files[0].ends_with("-test-000000.jsonl.zst"), "{files:?}");
         check_games(&games, &config);
     }
 }
@@ -56,7 +69,8 @@ fn a_tiny_network_plays_complete_games_that_read_back() {
 fn check_games(games: &[GameFile], config: &Config) {
     for game in games {
         assert_eq!(game.model, "fresh");
-        assert_eq!(&game.config, config);
+        assert_eq!(game.config, serde_json::to_value(config).unwrap());
+        assert_eq!(game.worker.as_deref(), Some("test"));
         assert!(!game.samples.is_empty());
         // Replay: every sample's visits cover exactly the legal actions there,
         // add up to the search, and the chosen action was legal.
@@ -81,40 +95,125 @@ fn check_games(games: &[GameFile], config: &Config) {
     }
 }
 
+/// Games of a finished shard, then what the games seeds say: all distinct.
+fn check_distinct_seeds(games: &[GameFile]) {
+    let mut seeds: Vec<u64> = games.iter().map(|g| g.seed.expect("format 2 games carry their seed")).collect();
+    seeds.sort();
+    seeds.dedup();
+    assert_eq!(seeds.len(), games.len());
+}
+
 #[test]
 fn the_newest_checkpoint_in_the_model_folder_plays() {
     let models = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let config = tiny();
     for step in [1, 20] {
-        let net = Network::new(&config.network, Device::Cpu, step);
-        net.save(&models.path().join(format!("step-{step:06}.safetensors"))).unwrap();
+        let mut trainer = Trainer::new(&config, Device::Cpu, step as i64);
+        trainer.step = step;
+        trainer.save(models.path()).unwrap();
     }
     std::fs::write(models.path().join("notes.txt"), "not a checkpoint").unwrap();
     run(options(out.path(), ModelSource::Folder(models.path().to_path_buf()), 1)).unwrap();
     let games = games_in(out.path());
     assert_eq!(games.len(), 1, "one game asked, one played");
-    assert_eq!(games[0].model, "step-000020.safetensors");
+    assert_eq!(games[0].model, "step-00000020.safetensors");
+
+    // A checkpoint whose description says another encoding is refused before it plays.
+    let meta = models.path().join("step-00000020.json");
+    let text = std::fs::read_to_string(&meta).unwrap().replace("\"encoding_version\": 1", "\"encoding_version\": 7");
+    std::fs::write(&meta, text).unwrap();
+    let err = format!("{:#}", run(options(out.path(), ModelSource::Folder(models.path().to_path_buf()), 1)).unwrap_err());
+    assert!(err.contains("step-00000020.json: encoding version 7"), "{err}");
 }
 
 #[test]
-fn corrupt_and_truncated_game_files_are_refused_by_name() {
+fn corrupt_shards_and_games_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     run(options(dir.path(), ModelSource::Fresh, 1)).unwrap();
-    let path = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, &text[..text.len() / 2]).unwrap();
-    let err = format!("{:#}", GameFile::read(&path).unwrap_err());
-    assert!(err.contains(&path.display().to_string()) && err.contains("not a game file"), "{err}");
-    std::fs::write(&path, text.replacen("\"format\":1", "\"format\":99", 1)).unwrap();
-    assert!(format!("{:#}", GameFile::read(&path).unwrap_err()).contains("game format 99"));
-    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let file = shards::list(dir.path()).unwrap().remove(0);
+    let bytes = std::fs::read(&file.path).unwrap();
+    std::fs::write(&file.path, &bytes[..bytes.len() / 2]).unwrap();
+    let err = format!("{:#}", shards::read(&file).unwrap_err());
+    assert!(err.contains(&file.path.display().to_string()) && err.contains("cut short"), "{err}");
+
+    // One bad game in a shard loses that game only.
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/game-format-1.json");
+    let good = std::fs::read_to_string(fixture).unwrap();
+    let broken = good.replacen("\"format\":1", "\"format\":99", 1);
+    let text = format!("{}\n{broken}\n{}\n", good.trim(), good.trim());
+    std::fs::write(&file.path, zstd::encode_all(text.as_bytes(), 3).unwrap()).unwrap();
+    let read = shards::read(&file).unwrap();
+    assert_eq!(read.games.len(), 2);
+    assert_eq!(read.bad.len(), 1);
+    assert!(read.bad[0].contains("line 2") && read.bad[0].contains("game format 99"), "{:?}", read.bad);
+
+    let mut value: serde_json::Value = serde_json::from_str(&good).unwrap();
     value["result"] = serde_json::json!({"winner": null, "reason": "ply_cap"});
-    std::fs::write(&path, value.to_string()).unwrap();
-    assert!(format!("{:#}", GameFile::read(&path).unwrap_err()).contains("the result says"));
-    let first = text.split('"').find(|s| s.contains('-') && s.len() == 5).unwrap().to_string();
-    std::fs::write(&path, text.replacen(&format!("\"{first}\""), "\"e5-e5\"", 1)).unwrap();
-    assert!(GameFile::read(&path).is_err());
+    assert!(format!("{:#}", GameFile::parse(&value.to_string()).unwrap_err()).contains("the result says"));
+    let first = good.split('"').find(|s| s.contains('-') && s.len() == 5).unwrap().to_string();
+    assert!(GameFile::parse(&good.replacen(&format!("\"{first}\""), "\"e5-e5\"", 1)).is_err());
+    assert!(format!("{:#}", GameFile::parse(&good[..good.len() / 2]).unwrap_err()).contains("not a game file"));
+}
+
+fn selfplay() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_selfplay"));
+    command.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).stdout(Stdio::null()).stderr(Stdio::piped());
+    command
+}
+
+/// Two processes started alike, without `--seed`, play different games.
+#[test]
+fn two_processes_without_a_seed_share_no_game() {
+    let dir = tempfile::tempdir().unwrap();
+    for _ in 0..2 {
+        let out = selfplay()
+            .args(["--config", "configs/tiny.toml", "--games", "3", "--out", dir.path().to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let games = games_in(dir.path());
+    assert_eq!(games.len(), 6);
+    let workers: std::collections::BTreeSet<_> = games.iter().map(|g| g.worker.clone().unwrap()).collect();
+    assert_eq!(workers.len(), 2, "one worker name a process: {workers:?}");
+    check_distinct_seeds(&games);
+    let mut fingerprints: Vec<u64> = games.iter().map(GameFile::fingerprint).collect();
+    fingerprints.sort();
+    fingerprints.dedup();
+    assert_eq!(fingerprints.len(), 6, "no game in common");
+}
+
+/// A self-play process killed with SIGKILL while it writes shards leaves
+/// only whole shards behind: every one reads back complete.
+#[test]
+fn a_killed_writer_leaves_only_whole_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tiny.toml")).unwrap();
+    std::fs::write(&config, tiny.replace("[train]", "shard_games = 2\n\n[train]")).unwrap();
+    let games = dir.path().join("games");
+    let mut child = selfplay()
+        .args(["--config", config.to_str().unwrap(), "--out", games.to_str().unwrap(), "--worker", "w1"])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while shards::list(&games).map_or(0, |f| f.len()) < 3 && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let files = shards::list(&games).unwrap();
+    assert!(files.len() >= 3, "{} shards written before the kill", files.len());
+    for file in &files {
+        let read = shards::read(file).unwrap();
+        assert_eq!((read.games.len(), read.bad.len()), (2, 0), "{}", file.name);
+    }
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted, "names sort in the order the shards were written");
+    check_distinct_seeds(&shards::read_all(&games).unwrap());
 }
 
 #[test]

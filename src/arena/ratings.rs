@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::stats::{fit_ratings, Pairing, Tally};
 use super::{play_match, MatchOptions};
-use crate::games::write_atomic;
+use crate::durable::write_atomic;
 use crate::players::{Budget, PlayerSpec};
 
 /// One match between two checkpoints of the run (names are file stems).

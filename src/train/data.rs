@@ -1,7 +1,14 @@
 //! Training data: the window of recent samples read from the games folder,
 //! and random minibatches, each position under a random board symmetry.
+//!
+//! The window holds the samples of the newest games, oldest first, and
+//! forgets whole games from the front as it grows past its size. A game
+//! already in the window (the same actions: one seed played twice) is
+//! refused with a warning. A resumed trainer's window reads the files after
+//! its checkpoint's cursor (new samples, counted for pacing), then the
+//! counted ones from the newest back, only as far as its size needs.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -10,6 +17,7 @@ use rand::Rng;
 use crate::encoding::{action_index, encode, transform_index, INPUT_SIZE, NUM_ACTIONS};
 use crate::games::{EndReason, GameFile};
 use crate::rules::{Color, Position, Symmetry, NUM_SYMMETRIES};
+use crate::shards::{self, GamesFile};
 
 /// One position to learn from.
 #[derive(Clone, Debug)]
@@ -25,9 +33,15 @@ pub struct TrainingSample {
 /// What one look at the games folder found.
 #[derive(Clone, Debug, Default)]
 pub struct LoadReport {
+    /// Games files read (and older ones passed over, not needed by the window).
+    pub files: usize,
+    pub passed_over: usize,
     pub games: usize,
     pub samples: usize,
+    /// Files or games that could not be read, and why; left out.
     pub skipped: Vec<(PathBuf, String)>,
+    /// Games refused because the window already holds them.
+    pub duplicates: usize,
     pub total_actions: usize,
     pub no_gipf_piece: usize,
     pub no_reserve: usize,
@@ -40,14 +54,25 @@ pub struct LoadReport {
 /// Actions that make an opening, for counting distinct ones.
 pub const OPENING_LENGTH: usize = 10;
 
-/// The samples of the most recent games, in the order they were read.
+/// The samples of the most recent games, oldest first.
 #[derive(Default)]
 pub struct Window {
     /// Every position of a game is a value sample, not only the fully searched ones.
     pub value_every_position: bool,
-    samples: Vec<TrainingSample>,
-    seen: HashSet<PathBuf>,
-    /// Samples ever read, which sets the window's size.
+    samples: VecDeque<TrainingSample>,
+    /// The games in the window, oldest first: fingerprint and sample count.
+    games: VecDeque<(u64, usize)>,
+    fingerprints: HashMap<u64, u32>,
+    /// Games files read or passed over, by name.
+    seen: HashSet<String>,
+    /// Whether a first look at the folder was taken.
+    started: bool,
+    /// Files up to this name were counted before (by a checkpoint's trainer).
+    counted_until: Option<String>,
+    /// The newest games file read.
+    pub cursor: Option<String>,
+    /// Samples ever read (from a checkpoint on, for a resumed trainer), which
+    /// set the window's size and the pacing.
     pub total_samples: u64,
     pub total_games: u64,
 }
@@ -96,54 +121,145 @@ impl Window {
         Window { value_every_position: config.train.value_every_position, ..Window::default() }
     }
 
-    /// Reads the games in `dir` not read before (in name order, which is the
-    /// order they were written), then trims the window to its size. A file
-    /// that cannot be read is reported and skipped.
+    /// A window that continues a trainer's count: `samples_read` samples were
+    /// read from the files up to `cursor` (as a checkpoint records them).
+    pub fn resume(config: &crate::config::Config, samples_read: u64, cursor: Option<String>) -> Window {
+        Window { total_samples: samples_read, counted_until: cursor, ..Window::new(config) }
+    }
+
+    /// Reads the games files in `dir` not read before, oldest first, keeping
+    /// the window at `size(total samples)`. The first time, the files a
+    /// resumed trainer counted before are read from the newest back, only
+    /// while the window has room. A file or game that cannot be read is
+    /// reported and skipped.
     pub fn load_new(&mut self, dir: &Path, size: impl Fn(u64) -> usize) -> Result<LoadReport> {
-        let entries = std::fs::read_dir(dir).with_context(|| format!("cannot read games folder {}", dir.display()))?;
-        let mut paths: Vec<PathBuf> = Vec::new();
-        for entry in entries {
-            let path = entry.with_context(|| format!("cannot list {}", dir.display()))?.path();
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if name.ends_with(".json") && !name.starts_with('.') && !self.seen.contains(&path) {
-                paths.push(path);
-            }
-        }
-        paths.sort();
+        let new: Vec<GamesFile> = shards::list(dir)?.into_iter().filter(|f| !self.seen.contains(&f.name)).collect();
         let mut report = LoadReport::default();
         let mut openings = HashSet::new();
-        for path in paths {
-            self.seen.insert(path.clone());
-            let read =
-                GameFile::read(&path).and_then(|game| Ok((game_samples(&game, self.value_every_position)?, game)));
-            let (samples, game) = match read {
-                Ok(ok) => ok,
-                Err(e) => {
-                    tracing::warn!("skipping {}: {e:#}", path.display());
-                    report.skipped.push((path, format!("{e:#}")));
+        if self.started {
+            for file in new {
+                self.read_file(&file, false, &mut report, &mut openings);
+                self.trim(size(self.total_samples));
+            }
+        } else {
+            self.started = true;
+            let counted = |f: &GamesFile| self.counted_until.as_ref().is_some_and(|c| f.name <= *c);
+            let (old, newer): (Vec<GamesFile>, Vec<GamesFile>) = new.into_iter().partition(counted);
+            // The uncounted files all (their samples are new), oldest first;
+            // then the counted ones from the newest back while the window has room.
+            for file in newer {
+                self.read_file(&file, false, &mut report, &mut openings);
+                self.trim(size(self.total_samples));
+            }
+            for file in old.into_iter().rev() {
+                if self.samples.len() >= size(self.total_samples) {
+                    report.passed_over += 1;
+                    self.seen.insert(file.name);
                     continue;
                 }
-            };
-            report.games += 1;
-            report.samples += samples.len();
-            report.total_actions += game.actions.len();
-            match game.result.reason {
-                EndReason::NoGipfPiece => report.no_gipf_piece += 1,
-                EndReason::NoReserve => report.no_reserve += 1,
-                EndReason::PlyCap => report.ply_cap += 1,
+                let (samples, games) = (self.total_samples, self.total_games);
+                self.read_file(&file, true, &mut report, &mut openings);
+                (self.total_samples, self.total_games) = (samples, games);
+                self.trim(size(self.total_samples));
             }
-            report.white_wins += (game.result.winner == Some(Color::White)) as usize;
-            openings.insert(game.actions.iter().take(OPENING_LENGTH).copied().collect::<Vec<_>>());
-            self.total_samples += samples.len() as u64;
-            self.total_games += 1;
-            self.samples.extend(samples);
         }
         report.distinct_openings = openings.len();
-        let keep = size(self.total_samples);
-        if self.samples.len() > keep {
-            self.samples.drain(..self.samples.len() - keep);
-        }
         Ok(report)
+    }
+
+    /// Reads one games file into the back of the window (or the front, when
+    /// reading from the newest back), counting its samples as read.
+    fn read_file(
+        &mut self,
+        file: &GamesFile,
+        to_front: bool,
+        report: &mut LoadReport,
+        openings: &mut HashSet<Vec<crate::rules::Action>>,
+    ) {
+        self.seen.insert(file.name.clone());
+        if self.cursor.as_ref().is_none_or(|c| file.name > *c) {
+            self.cursor = Some(file.name.clone());
+        }
+        let read = match shards::read(file) {
+            Ok(read) => read,
+            Err(e) => {
+                tracing::warn!("skipping {}: {e:#}", file.path.display());
+                report.skipped.push((file.path.clone(), format!("{e:#}")));
+                return;
+            }
+        };
+        report.files += 1;
+        for bad in read.bad {
+            tracing::warn!("skipping a game: {bad}");
+            report.skipped.push((file.path.clone(), bad));
+        }
+        let mut games = Vec::with_capacity(read.games.len());
+        for game in read.games {
+            let fingerprint = game.fingerprint();
+            if self.fingerprints.contains_key(&fingerprint) {
+                tracing::warn!("{}: a game the window already holds (the same actions), refused", file.path.display());
+                report.duplicates += 1;
+                continue;
+            }
+            match game_samples(&game, self.value_every_position) {
+                Ok(samples) => {
+                    *self.fingerprints.entry(fingerprint).or_default() += 1;
+                    report.games += 1;
+                    report.samples += samples.len();
+                    report.total_actions += game.actions.len();
+                    match game.result.reason {
+                        EndReason::NoGipfPiece => report.no_gipf_piece += 1,
+                        EndReason::NoReserve => report.no_reserve += 1,
+                        EndReason::PlyCap => report.ply_cap += 1,
+                    }
+                    report.white_wins += (game.result.winner == Some(Color::White)) as usize;
+                    openings.insert(game.actions.iter().take(OPENING_LENGTH).copied().collect::<Vec<_>>());
+                    self.total_samples += samples.len() as u64;
+                    self.total_games += 1;
+                    games.push((fingerprint, samples));
+                }
+                Err(e) => {
+                    tracing::warn!("skipping a game of {}: {e:#}", file.path.display());
+                    report.skipped.push((file.path.clone(), format!("{e:#}")));
+                }
+            }
+        }
+        if to_front {
+            for (fingerprint, samples) in games.into_iter().rev() {
+                self.games.push_front((fingerprint, samples.len()));
+                for sample in samples.into_iter().rev() {
+                    self.samples.push_front(sample);
+                }
+            }
+        } else {
+            for (fingerprint, samples) in games {
+                self.games.push_back((fingerprint, samples.len()));
+                self.samples.extend(samples);
+            }
+        }
+    }
+
+    /// Forgets the oldest games while the window holds more than `keep`
+    /// samples without them.
+    fn trim(&mut self, keep: usize) {
+        while let Some(&(fingerprint, n)) = self.games.front() {
+            if self.samples.len() - n < keep {
+                break;
+            }
+            self.games.pop_front();
+            self.samples.drain(..n);
+            if let Some(count) = self.fingerprints.get_mut(&fingerprint) {
+                *count -= 1;
+                if *count == 0 {
+                    self.fingerprints.remove(&fingerprint);
+                }
+            }
+        }
+    }
+
+    /// Games in the window.
+    pub fn games(&self) -> usize {
+        self.games.len()
     }
 
     pub fn len(&self) -> usize {

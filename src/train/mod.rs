@@ -4,7 +4,9 @@
 //! A checkpoint `step-NNNNNNNN` in the models folder is three files: the
 //! weights (`.safetensors`, written last, so self-play never sees a partial
 //! checkpoint), the momentum buffers (`.optim`, safetensors too) and a small
-//! JSON (`.json`: step, samples seen, encoding version, network shape, config).
+//! JSON (`.json`, see [`CheckpointMeta`]), each synced before it is renamed
+//! into place. A step whose loss is not finite stops training with an
+//! error before it changes the weights, so a NaN is never saved.
 
 pub mod data;
 pub mod run;
@@ -13,14 +15,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use rand::{Rng, SeedableRng};
 use tch::{Device, Kind, Tensor};
 use tensorboard_rs::summary_writer::SummaryWriter;
 
-use crate::checkpoint::{newest_checkpoint, read_meta, CheckpointMeta};
+use crate::checkpoint::{newest_checkpoint, read_meta, CheckpointMeta, CHECKPOINT_FORMAT};
 use crate::config::Config;
 use crate::encoding::{ENCODING_VERSION, GRID, NUM_ACTIONS, NUM_PLANES};
-use crate::games::write_atomic;
+use crate::durable::{publish, temporary_path, write_atomic};
 use crate::net::Network;
 use data::{Batch, LoadReport, Window};
 
@@ -39,7 +42,12 @@ pub struct Trainer {
     pub network: Network,
     momentum: BTreeMap<String, Tensor>,
     pub step: u64,
+    /// Samples drawn by training.
     pub samples_seen: u64,
+    /// Samples read from self-play and the newest games file read, as the
+    /// window last reported them (saved with each checkpoint).
+    pub samples_read: u64,
+    pub games_cursor: Option<String>,
     pub config: Config,
 }
 
@@ -52,7 +60,15 @@ impl Trainer {
     pub fn new(config: &Config, device: Device, seed: i64) -> Trainer {
         let network = Network::new(&config.network, device, seed);
         let momentum = trainable(&network).into_iter().map(|(name, var)| (name, var.zeros_like())).collect();
-        Trainer { network, momentum, step: 0, samples_seen: 0, config: config.clone() }
+        Trainer {
+            network,
+            momentum,
+            step: 0,
+            samples_seen: 0,
+            samples_read: 0,
+            games_cursor: None,
+            config: config.clone(),
+        }
     }
 
     /// Resumes from the newest checkpoint in `models`, or starts fresh when there is none.
@@ -85,31 +101,56 @@ impl Trainer {
             anyhow::ensure!(buf.size() == var.size(), "{}: {name} has the wrong shape", optim_path.display());
             momentum.insert(name, buf.to(device));
         }
-        Ok(Trainer { network, momentum, step: meta.step, samples_seen: meta.samples_seen, config: config.clone() })
+        Ok(Trainer {
+            network,
+            momentum,
+            step: meta.step,
+            samples_seen: meta.samples_seen,
+            samples_read: meta.samples_read.unwrap_or(0),
+            games_cursor: meta.games_cursor,
+            config: config.clone(),
+        })
+    }
+
+    /// A window that continues where this trainer's checkpoint left off.
+    pub fn window(&self) -> Window {
+        Window::resume(&self.config, self.samples_read, self.games_cursor.clone())
     }
 
     /// Writes a checkpoint for the current step; returns the weights' path.
+    /// Weights or optimizer state that are not finite are refused.
     pub fn save(&self, models: &Path) -> Result<PathBuf> {
+        let variables = trainable(&self.network);
+        for (name, tensor) in variables.iter().map(|(n, t)| (n, t)).chain(&self.momentum) {
+            if tensor.isfinite().all().int64_value(&[]) == 0 {
+                bail!("step {}: {name} holds a value that is not finite; no checkpoint written", self.step);
+            }
+        }
         std::fs::create_dir_all(models).with_context(|| format!("cannot create {}", models.display()))?;
         let stem = checkpoint_stem(self.step);
         let meta = CheckpointMeta {
+            format: CHECKPOINT_FORMAT,
             step: self.step,
             samples_seen: self.samples_seen,
             encoding_version: ENCODING_VERSION,
             network: self.config.network,
-            config: self.config.clone(),
+            variant: Some(self.config.selfplay.variant),
+            samples_read: Some(self.samples_read),
+            games_cursor: self.games_cursor.clone(),
+            config: serde_json::to_value(&self.config)?,
         };
         write_atomic(&models.join(format!("{stem}.json")), serde_json::to_string_pretty(&meta)?.as_bytes())?;
-        let optim_tmp = models.join(format!(".{stem}.optim.tmp"));
+        let optim = models.join(format!("{stem}.optim"));
+        let optim_tmp = temporary_path(&optim)?;
         let named: Vec<(&str, &Tensor)> = self.momentum.iter().map(|(n, t)| (n.as_str(), t)).collect();
         Tensor::write_safetensors(&named, &optim_tmp)
             .with_context(|| format!("cannot write {}", optim_tmp.display()))?;
-        std::fs::rename(&optim_tmp, models.join(format!("{stem}.optim")))?;
+        publish(&optim_tmp, &optim)?;
         // Weights last: their appearance marks a complete checkpoint.
-        let weights_tmp = models.join(format!(".tmp-{stem}.safetensors"));
         let weights = models.join(format!("{stem}.safetensors"));
+        let weights_tmp = temporary_path(&weights)?;
         self.network.save(&weights_tmp)?;
-        std::fs::rename(&weights_tmp, &weights)?;
+        publish(&weights_tmp, &weights)?;
         Ok(weights)
     }
 
@@ -121,8 +162,9 @@ impl Trainer {
         }
     }
 
-    /// One SGD step on `batch`.
-    pub fn train_step(&mut self, batch: &Batch) -> StepStats {
+    /// One SGD step on `batch`. A loss that is not finite is an error, and
+    /// the weights are left as they were.
+    pub fn train_step(&mut self, batch: &Batch) -> Result<StepStats> {
         let device = self.network.device();
         let n = batch.size as i64;
         let x = Tensor::from_slice(&batch.input).view([n, NUM_PLANES as i64, GRID as i64, GRID as i64]).to(device);
@@ -138,6 +180,15 @@ impl Trainer {
         let policy_loss = (cross_entropy * &mask).sum(Kind::Float) / mask.sum(Kind::Float).clamp_min(1.0);
         let value_loss = (&value - &z).square().mean(Kind::Float);
         let loss = &policy_loss + &value_loss * self.config.train.value_loss_weight;
+        if !loss.double_value(&[]).is_finite() {
+            bail!(
+                "training step {}: the loss is not finite (policy {}, value {}); stopped before changing the \
+                 weights, so the newest checkpoint is the last good one (a lower train.learning_rate may help)",
+                self.step + 1,
+                policy_loss.double_value(&[]),
+                value_loss.double_value(&[])
+            );
+        }
 
         for (_, var) in trainable(&self.network).iter_mut() {
             var.zero_grad();
@@ -162,13 +213,13 @@ impl Trainer {
             let entropy = -(&p * log_p.clamp_min(-1e4)).sum_dim_intlist(1, false, Kind::Float).mean(Kind::Float);
             (entropy, (&value - &z).abs().mean(Kind::Float))
         });
-        StepStats {
+        Ok(StepStats {
             policy_loss: policy_loss.double_value(&[]) as f32,
             value_loss: value_loss.double_value(&[]) as f32,
             entropy: entropy.double_value(&[]) as f32,
             value_error: value_error.double_value(&[]) as f32,
             learning_rate: lr,
-        }
+        })
     }
 }
 
@@ -207,6 +258,15 @@ impl Logs {
         w.add_scalar("train/learning_rate", stats.learning_rate as f32, s);
         w.add_scalar("train/samples_per_second", samples_per_second as f32, s);
         w.add_scalar("data/window_size", window as f32, s);
+    }
+
+    /// Pacing: samples drawn per sample read, and (for a trainer beside
+    /// self-play) the share of the wall time it waited for new games.
+    pub fn pacing(&mut self, step: u64, reuse: f64, idle_share: Option<f64>) {
+        self.writer.add_scalar("train/reuse", reuse as f32, step as usize);
+        if let Some(idle) = idle_share {
+            self.writer.add_scalar("train/idle_share", idle as f32, step as usize);
+        }
     }
 
     /// A gating match: the new checkpoint's score against the best, and the best's step after it.
@@ -253,37 +313,94 @@ impl RunDir {
     }
 }
 
-/// Reads new games and runs `steps` training steps, logging as it goes.
-/// Returns the number of steps taken (0 while the window holds fewer than
-/// `train.min_samples`).
+/// Why [`train_steps`] stopped short.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Wait {
+    /// The window holds fewer than `train.min_samples`.
+    Samples { have: usize, need: usize },
+    /// Training has drawn `train.max_reuse` samples per sample read.
+    Reuse { drawn: u64, read: u64 },
+}
+
+impl std::fmt::Display for Wait {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Wait::Samples { have, need } => write!(f, "the window holds {have} samples of the {need} needed to start"),
+            Wait::Reuse { drawn, read } => write!(
+                f,
+                "max_reuse reached: {drawn} samples drawn from {read} read ({:.2} per sample)",
+                *drawn as f64 / (*read).max(1) as f64
+            ),
+        }
+    }
+}
+
+/// What [`train_steps`] did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Trained {
+    pub steps: u64,
+    /// Set when fewer steps than asked were taken, and why.
+    pub wait: Option<Wait>,
+}
+
+/// The steps `trainer` may take now under `train.max_reuse`, with `read`
+/// samples read from self-play so far.
+pub fn steps_allowed(trainer: &Trainer, read: u64) -> u64 {
+    let t = &trainer.config.train;
+    let budget = (t.max_reuse * read as f64) as u64;
+    budget.saturating_sub(trainer.samples_seen) / t.batch_size as u64
+}
+
+/// Reads new games, then runs up to `steps` training steps, as many as the
+/// window's minimum and the pacing allow, logging as it goes. Batches are
+/// built on a second thread while the network trains.
 pub fn train_steps(
     trainer: &mut Trainer,
     window: &mut Window,
     logs: &mut Logs,
     games: &Path,
     steps: u64,
-    rng: &mut impl rand::Rng,
+    rng: &mut impl Rng,
     bar: &indicatif::ProgressBar,
-) -> Result<u64> {
+) -> Result<Trained> {
     let config = trainer.config.clone();
     let report = window.load_new(games, |total| window_size(&config, total))?;
     logs.games(trainer.step, &report, window.total_games);
+    trainer.samples_read = window.total_samples;
+    trainer.games_cursor = window.cursor.clone();
     if window.len() < config.train.min_samples {
-        tracing::info!(samples = window.len(), needed = config.train.min_samples, "waiting for more samples");
-        return Ok(0);
+        let wait = Wait::Samples { have: window.len(), need: config.train.min_samples };
+        return Ok(Trained { steps: 0, wait: Some(wait) });
     }
-    for _ in 0..steps {
-        let start = Instant::now();
-        let batch = window.batch(config.train.batch_size, rng);
-        let stats = trainer.train_step(&batch);
-        let rate = batch.size as f64 / start.elapsed().as_secs_f64();
-        logs.step(trainer.step, &stats, rate, window.len());
-        bar.inc(1);
-        bar.set_message(format!(
-            "step {} | policy {:.3} | value {:.3} | {:.0} samples/s",
-            trainer.step, stats.policy_loss, stats.value_loss, rate
-        ));
-    }
+    let allowed = steps_allowed(trainer, window.total_samples);
+    let take = steps.min(allowed);
+    let window: &Window = window;
+    let batch_size = config.train.batch_size;
+    let mut batch_rng = rand::rngs::SmallRng::seed_from_u64(rng.random());
+    std::thread::scope(|scope| -> Result<()> {
+        let (sender, batches) = std::sync::mpsc::sync_channel(2);
+        scope.spawn(move || {
+            for _ in 0..take {
+                if sender.send(window.batch(batch_size, &mut batch_rng)).is_err() {
+                    break;
+                }
+            }
+        });
+        for _ in 0..take {
+            let batch: Batch = batches.recv().context("the batch thread stopped")?;
+            let start = Instant::now();
+            let stats = trainer.train_step(&batch)?;
+            let rate = batch.size as f64 / start.elapsed().as_secs_f64();
+            logs.step(trainer.step, &stats, rate, window.len());
+            bar.inc(1);
+            bar.set_message(format!(
+                "step {} | policy {:.3} | value {:.3} | {:.0} samples/s",
+                trainer.step, stats.policy_loss, stats.value_loss, rate
+            ));
+        }
+        Ok(())
+    })?;
     logs.flush();
-    Ok(steps)
+    let wait = (take < steps).then_some(Wait::Reuse { drawn: trainer.samples_seen, read: window.total_samples });
+    Ok(Trained { steps: take, wait })
 }

@@ -9,10 +9,9 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use tch::Device;
 
-use super::data::Window;
-use super::{train_steps, Logs, RunDir, Trainer};
+use super::{train_steps, Logs, RunDir, Trainer, Wait};
 use crate::arena;
-use crate::checkpoint::{read_meta, ModelSource};
+use crate::checkpoint::{prune, read_meta, ModelSource};
 use crate::config::Config;
 use crate::selfplay::{self, RunOptions};
 
@@ -40,24 +39,61 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
     Ok((trainer, Logs::new(&run.logs())?))
 }
 
-/// Trains beside a separate self-play process sharing `run`: reads new games
-/// as they appear, writes a checkpoint every `steps_per_generation` steps,
-/// until `total_steps` (or forever).
+/// Saves a checkpoint, then applies the retention policy.
+fn save(trainer: &Trainer, run: &RunDir) -> Result<std::path::PathBuf> {
+    let path = trainer.save(&run.models())?;
+    let t = &trainer.config.train;
+    let removed = prune(&run.models(), t.keep_last, t.keep_every_steps)?;
+    if !removed.is_empty() {
+        tracing::debug!(?removed, "older checkpoints removed");
+    }
+    Ok(path)
+}
+
+/// How often a waiting trainer looks for new games.
+const POLL: Duration = Duration::from_secs(2);
+
+/// Trains beside separate self-play processes sharing `run`: reads new games
+/// as they appear, writes a checkpoint every `steps_per_generation` steps
+/// and whenever it starts waiting, until `total_steps` (or forever). It
+/// waits, with a log line, while the window is short of `min_samples` or
+/// training has drawn `max_reuse` samples per sample read.
 pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_steps: Option<u64>) -> Result<()> {
     let (mut trainer, mut logs) = start(config, run, device, seed)?;
-    let mut window = Window::new(config);
+    let mut window = trainer.window();
     let mut rng = SmallRng::seed_from_u64(seed);
     let bar = bar(total_steps);
     bar.set_position(trainer.step);
+    let started = Instant::now();
+    let mut idle = Duration::ZERO;
+    let mut unsaved = 0;
+    let mut waiting = false;
     while total_steps.is_none_or(|n| trainer.step < n) {
-        let chunk = config.train.steps_per_generation.min(total_steps.map_or(u64::MAX, |n| n - trainer.step));
-        let taken = train_steps(&mut trainer, &mut window, &mut logs, &run.games(), chunk, &mut rng, &bar)?;
-        if taken == 0 {
-            std::thread::sleep(Duration::from_secs(5));
-            continue;
+        let chunk = (config.train.steps_per_generation - unsaved).min(total_steps.map_or(u64::MAX, |n| n - trainer.step));
+        let trained = train_steps(&mut trainer, &mut window, &mut logs, &run.games(), chunk, &mut rng, &bar)?;
+        unsaved += trained.steps;
+        if trained.steps > 0 {
+            if waiting {
+                tracing::info!(step = trainer.step, "new games: training again");
+            }
+            waiting = false;
+            let reuse = trainer.samples_seen as f64 / trainer.samples_read.max(1) as f64;
+            logs.pacing(trainer.step, reuse, Some(idle.as_secs_f64() / started.elapsed().as_secs_f64()));
         }
-        let path = trainer.save(&run.models())?;
-        tracing::info!(checkpoint = %path.display(), "saved");
+        let done = total_steps.is_some_and(|n| trainer.step >= n);
+        if unsaved > 0 && (unsaved >= config.train.steps_per_generation || trained.wait.is_some() || done) {
+            let path = save(&trainer, run)?;
+            bar.suspend(|| tracing::info!(checkpoint = %path.display(), "saved"));
+            unsaved = 0;
+        }
+        if let (0, Some(wait)) = (trained.steps, trained.wait) {
+            if !waiting {
+                bar.suspend(|| tracing::info!(step = trainer.step, "waiting for new games: {wait}"));
+                waiting = true;
+            }
+            std::thread::sleep(POLL);
+            idle += POLL;
+        }
     }
     bar.finish();
     Ok(())
@@ -77,10 +113,11 @@ pub fn self_play_loop(
     generations: Option<u64>,
 ) -> Result<()> {
     let (mut trainer, mut logs) = start(config, run, device, seed)?;
+    let worker = crate::shards::new_worker_id();
     if config.gate.is_some() {
         arena::gate::ensure_best(&run.models())?;
     }
-    let mut window = Window::new(config);
+    let mut window = trainer.window();
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut generation = 0;
     while generations.is_none_or(|n| generation < n) {
@@ -94,6 +131,7 @@ pub fn self_play_loop(
             device,
             // Never the same games twice, across generations and restarts.
             seed: seed.wrapping_mul(1_000_003) ^ now_nanos(),
+            worker: worker.clone(),
             duration: None,
             progress: true,
             probe_raw: false,
@@ -105,7 +143,7 @@ pub fn self_play_loop(
             "self-play done"
         );
         let bar = bar(Some(config.train.steps_per_generation));
-        let taken = train_steps(
+        let trained = train_steps(
             &mut trainer,
             &mut window,
             &mut logs,
@@ -115,8 +153,17 @@ pub fn self_play_loop(
             &bar,
         )?;
         bar.finish_and_clear();
-        if taken > 0 {
-            let path = trainer.save(&run.models())?;
+        match trained.wait {
+            Some(wait @ Wait::Samples { .. }) => tracing::info!("no training yet: {wait}"),
+            Some(wait @ Wait::Reuse { .. }) => {
+                tracing::info!(steps = trained.steps, asked = config.train.steps_per_generation, "paced: {wait}")
+            }
+            None => {}
+        }
+        if trained.steps > 0 {
+            let reuse = trainer.samples_seen as f64 / trainer.samples_read.max(1) as f64;
+            logs.pacing(trainer.step, reuse, None);
+            let path = save(&trainer, run)?;
             tracing::info!(generation, step = trainer.step, checkpoint = %path.display(), "trained");
             if let Some(gate) = &config.gate {
                 let outcome = arena::gate::gate(&run.root, &path, gate, config, device, seed ^ trainer.step)?;

@@ -27,6 +27,7 @@ struct Args {
     /// auto, cpu, cuda or cuda:N.
     #[arg(long, default_value = "auto")]
     device: String,
+    /// Seed of the training batches (and of a fresh network).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Measure instead: training samples/s with data loading, against train
@@ -69,22 +70,30 @@ fn bench(config: &Config, run_dir: &RunDir, device: tch::Device, seconds: f64) -
     let duration = Duration::from_secs_f64(seconds);
 
     let fixed = window.batch(batch_size, &mut rng);
-    trainer.train_step(&fixed);
+    trainer.train_step(&fixed)?;
     let (start, mut steps) = (Instant::now(), 0u64);
     while start.elapsed() < duration {
-        trainer.train_step(&fixed);
+        trainer.train_step(&fixed)?;
         steps += 1;
     }
     let raw = (steps * batch_size as u64) as f64 / start.elapsed().as_secs_f64();
 
+    // As training runs: batches built on a second thread while the network trains.
     let (start, mut steps) = (Instant::now(), 0u64);
-    while start.elapsed() < duration {
-        let batch = window.batch(batch_size, &mut rng);
-        trainer.train_step(&batch);
-        steps += 1;
-    }
+    std::thread::scope(|scope| -> Result<()> {
+        let (sender, batches) = std::sync::mpsc::sync_channel(2);
+        let window = &window;
+        let mut batch_rng = SmallRng::seed_from_u64(1);
+        scope.spawn(move || while sender.send(window.batch(batch_size, &mut batch_rng)).is_ok() {});
+        while start.elapsed() < duration {
+            let batch = batches.recv()?;
+            trainer.train_step(&batch)?;
+            steps += 1;
+        }
+        Ok(())
+    })?;
     let loaded = (steps * batch_size as u64) as f64 / start.elapsed().as_secs_f64();
-    let loss = trainer.train_step(&fixed);
+    let loss = trainer.train_step(&fixed)?;
     println!("window: {} samples; batch {batch_size}; network {:?}", window.len(), config.network);
     println!("raw train steps (one fixed batch): {raw:.0} samples/s");
     println!("with data loading and augmentation: {loaded:.0} samples/s");

@@ -6,7 +6,7 @@ use std::process::Command;
 use gipf::checkpoint::ModelSource;
 use gipf::config::Config;
 use gipf::encoding::INPUT_SIZE;
-use gipf::games::GameFile;
+use gipf::shards;
 use gipf::selfplay::{run, RunOptions};
 use gipf::train::data::{game_samples, Window};
 use gipf::train::{train_steps, Logs, Trainer};
@@ -28,6 +28,7 @@ fn games(n: u64) -> tempfile::TempDir {
         model: ModelSource::Fresh,
         device: Device::Cpu,
         seed: 9,
+        worker: "test".into(),
         duration: None,
         progress: false,
         probe_raw: false,
@@ -59,7 +60,7 @@ fn the_loss_falls_on_a_fixed_set_of_games() {
             let batch = window.batch(32, &mut rng);
             let entropy: f32 = batch.policy.iter().filter(|&&p| p > 0.0).map(|&p| -p * p.ln()).sum::<f32>()
                 / batch.policy_mask.iter().sum::<f32>();
-            let stats = trainer.train_step(&batch);
+            let stats = trainer.train_step(&batch).unwrap();
             stats.policy_loss - entropy + stats.value_loss
         })
         .collect();
@@ -81,7 +82,7 @@ fn a_checkpoint_resumes_exactly() {
 
     let mut trainer = Trainer::new(&config, Device::Cpu, 3);
     for b in &batches[..3] {
-        trainer.train_step(b);
+        trainer.train_step(b).unwrap();
     }
     let weights = trainer.save(models.path()).unwrap();
     assert!(weights.ends_with("step-00000003.safetensors"));
@@ -93,8 +94,8 @@ fn a_checkpoint_resumes_exactly() {
     assert_eq!(trainer.network.infer(&input, 1), resumed.network.infer(&input, 1), "bit-identical outputs");
 
     // The next step from the checkpoint equals the next step without a stop.
-    trainer.train_step(&batches[3]);
-    resumed.train_step(&batches[3]);
+    trainer.train_step(&batches[3]).unwrap();
+    resumed.train_step(&batches[3]).unwrap();
     assert_eq!(trainer.network.infer(&input, 1), resumed.network.infer(&input, 1), "momentum was restored");
     assert_eq!(resumed.step, 4);
 }
@@ -106,8 +107,7 @@ fn a_checkpoint_resumes_exactly() {
 fn every_position_is_a_value_sample_and_only_searched_ones_policy_samples() {
     tch::set_num_threads(1);
     let dir = games(1);
-    let path = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
-    let game = GameFile::read(&path).unwrap();
+    let game = shards::read_all(dir.path()).unwrap().remove(0);
     let all = game_samples(&game, true).unwrap();
     let searched = game_samples(&game, false).unwrap();
     assert_eq!(all.len(), game.actions.len());
@@ -129,7 +129,7 @@ fn every_position_is_a_value_sample_and_only_searched_ones_policy_samples() {
     let empty_rows = batch.policy.chunks(gipf::encoding::NUM_ACTIONS).filter(|row| row.iter().all(|&p| p == 0.0));
     assert_eq!(masked, empty_rows.count(), "the mask marks the samples without a policy target");
     batch.policy_mask.iter_mut().for_each(|m| *m = 0.0);
-    let stats = Trainer::new(&tiny(), Device::Cpu, 5).train_step(&batch);
+    let stats = Trainer::new(&tiny(), Device::Cpu, 5).train_step(&batch).unwrap();
     assert_eq!(stats.policy_loss, 0.0);
     assert!(stats.value_loss > 0.0);
 }
@@ -164,8 +164,8 @@ fn tensorboard_reads_the_training_logs() {
     let mut window = Window::default();
     let mut rng = SmallRng::seed_from_u64(4);
     let bar = indicatif::ProgressBar::hidden();
-    let steps = train_steps(&mut trainer, &mut window, &mut logs, dir.path(), 5, &mut rng, &bar).unwrap();
-    assert_eq!(steps, 5);
+    let trained = train_steps(&mut trainer, &mut window, &mut logs, dir.path(), 5, &mut rng, &bar).unwrap();
+    assert_eq!(trained.steps, 5);
     drop(logs);
     let script = "import sys\n\
         from tensorboard.backend.event_processing.event_accumulator import EventAccumulator\n\
@@ -177,4 +177,150 @@ fn tensorboard_reads_the_training_logs() {
     assert!(text.contains("loss/policy 5 5"), "{text}");
     assert!(text.contains("loss/value 5 5"), "{text}");
     assert!(text.contains("games/mean_length 1 0"), "{text}");
+}
+
+fn checkpoint_steps(models: &Path) -> Vec<u64> {
+    let mut steps: Vec<u64> = std::fs::read_dir(models)
+        .map(|entries| entries.filter_map(|e| gipf::checkpoint::step_of(&e.ok()?.path())).collect())
+        .unwrap_or_default();
+    steps.sort();
+    steps
+}
+
+/// A loss that is not finite stops training with a clear error before the
+/// weights change, and no checkpoint is written.
+#[test]
+fn a_non_finite_loss_stops_training_and_writes_no_checkpoint() {
+    tch::set_num_threads(1);
+    let run = tempfile::tempdir().unwrap();
+    let games = games(2);
+    let models = run.path().join("models");
+    let mut config = tiny();
+    config.train.min_samples = 1;
+    let mut trainer = Trainer::new(&config, Device::Cpu, 6);
+    trainer.save(&models).unwrap();
+    // A weight poisoned with NaN makes the next loss NaN.
+    tch::no_grad(|| {
+        let (_, mut var) = trainer.network.vs.variables().into_iter().find(|(n, _)| n.contains("weight")).unwrap();
+        let _ = var.fill_(f64::NAN);
+    });
+    let mut logs = Logs::new(&run.path().join("logs")).unwrap();
+    let mut window = Window::default();
+    let mut rng = SmallRng::seed_from_u64(6);
+    let bar = indicatif::ProgressBar::hidden();
+    let err = train_steps(&mut trainer, &mut window, &mut logs, games.path(), 5, &mut rng, &bar).unwrap_err();
+    let err = format!("{err:#}");
+    assert!(err.contains("training step 1: the loss is not finite"), "{err}");
+    assert_eq!(trainer.step, 0, "the failed step is not counted");
+    let err = format!("{:#}", trainer.save(&models).unwrap_err());
+    assert!(err.contains("not finite; no checkpoint written"), "{err}");
+    assert_eq!(checkpoint_steps(&models), [0]);
+}
+
+/// A resumed window reads the games files after its checkpoint's cursor as
+/// new samples, and of the older ones only what its size needs; a game it
+/// already holds is refused.
+#[test]
+fn a_resumed_window_reads_only_what_it_needs_and_refuses_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in [1, 2, 3] {
+        let options = RunOptions {
+            config: tiny(),
+            out: dir.path().to_path_buf(),
+            games: Some(2),
+            model: ModelSource::Fresh,
+            device: Device::Cpu,
+            seed,
+            worker: format!("w{seed}"),
+            duration: None,
+            progress: false,
+            probe_raw: false,
+        };
+        run(options).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let files = shards::list(dir.path()).unwrap();
+    assert_eq!(files.len(), 3);
+    let mut full = Window::new(&tiny());
+    full.load_new(dir.path(), |_| 100_000).unwrap();
+    let mut first_two = Window::new(&tiny());
+    let only = tempfile::tempdir().unwrap();
+    for file in &files[..2] {
+        std::fs::copy(&file.path, only.path().join(&file.name)).unwrap();
+    }
+    first_two.load_new(only.path(), |_| 100_000).unwrap();
+    let counted = first_two.total_samples;
+    let newest_samples = full.total_samples - counted;
+
+    // Resumed after the first two files, with room for a little more than the third.
+    let mut resumed = Window::resume(&tiny(), counted, Some(files[1].name.clone()));
+    let room = newest_samples as usize + 1;
+    let report = resumed.load_new(dir.path(), |_| room).unwrap();
+    assert_eq!(resumed.total_samples, full.total_samples, "the new file's samples are counted, the old ones not again");
+    assert_eq!(report.files, 2, "the new file, then the newest old one while there was room");
+    assert_eq!(report.passed_over, 1, "the oldest file is not read");
+    assert!(resumed.len() >= room && resumed.len() < full.len(), "{} samples", resumed.len());
+
+    // A copy of a shard under another name: its games are refused.
+    let copy = dir.path().join(files[2].name.replace("-000000.", "-000001."));
+    std::fs::copy(&files[2].path, &copy).unwrap();
+    let report = resumed.load_new(dir.path(), |_| room).unwrap();
+    assert_eq!((report.games, report.duplicates), (0, 2));
+}
+
+/// The trainer beside self-play waits when it has drawn `max_reuse` samples
+/// per sample read, saying so, and trains again when new games arrive.
+#[test]
+fn the_trainer_waits_at_max_reuse_and_resumes_with_new_games() {
+    let run_dir = tempfile::tempdir().unwrap();
+    let games_dir = run_dir.path().join("games");
+    let play = |seed: u64| {
+        let options = RunOptions {
+            config: tiny(),
+            out: games_dir.clone(),
+            games: Some(2),
+            model: ModelSource::Fresh,
+            device: Device::Cpu,
+            seed,
+            worker: format!("w{seed}"),
+            duration: None,
+            progress: false,
+            probe_raw: false,
+        };
+        run(options).unwrap();
+    };
+    play(1);
+    let log = run_dir.path().join("trainer.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .args(["--config", "configs/tiny.toml", "--run", run_dir.path().to_str().unwrap(), "--device", "cpu"])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let wait_for = |text: &str, times: usize| {
+        let start = std::time::Instant::now();
+        while std::fs::read_to_string(&log).unwrap_or_default().matches(text).count() < times {
+            assert!(start.elapsed().as_secs() < 60, "no {text:?} in {}", std::fs::read_to_string(&log).unwrap());
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    let models = run_dir.path().join("models");
+    let reuse = |step: u64| {
+        let meta = gipf::checkpoint::read_meta(&models.join(format!("step-{step:08}.safetensors"))).unwrap();
+        meta.samples_seen as f64 / meta.samples_read.unwrap() as f64
+    };
+    wait_for("waiting for new games: max_reuse reached", 1);
+    let before = *checkpoint_steps(&models).last().unwrap();
+    assert!(before > 0 && reuse(before) <= 8.0 && reuse(before) > 7.0, "step {before}: reuse {}", reuse(before));
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert_eq!(*checkpoint_steps(&models).last().unwrap(), before, "no training while waiting");
+
+    play(2);
+    wait_for("new games: training again", 1);
+    wait_for("waiting for new games: max_reuse reached", 2);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let after = *checkpoint_steps(&models).last().unwrap();
+    assert!(after > before && reuse(after) <= 8.0, "step {after}: reuse {}", reuse(after));
 }

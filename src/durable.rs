@@ -1,0 +1,101 @@
+//! Files that survive a crash or a power loss: written under a temporary
+//! name, synced, renamed into place, and the folder synced, so that a path
+//! holds either the whole new content or what it held before.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+const TEMPORARY_PREFIX: &str = ".tmp-";
+
+/// The temporary name beside `path` that [`write_atomic`] writes first:
+/// hidden (readers skip names starting with a dot), unique per process, and
+/// ending like `path` (some writers choose the format by the extension).
+pub fn temporary_path(path: &Path) -> Result<PathBuf> {
+    let name = path.file_name().context("a file path needs a file name")?.to_string_lossy();
+    Ok(folder_of(path).join(format!("{TEMPORARY_PREFIX}{}-{name}", std::process::id())))
+}
+
+fn folder_of(path: &Path) -> &Path {
+    path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// Writes `bytes` to `path` atomically and durably.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = temporary_path(path)?;
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut file| file.write_all(bytes).and_then(|_| file.sync_all()))
+        .with_context(|| format!("cannot write {}", tmp.display()));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    publish(&tmp, path)
+}
+
+/// Syncs the finished file `tmp`, renames it to `path` and syncs the folder.
+/// On failure `tmp` is removed and `path` is left as it was.
+pub fn publish(tmp: &Path, path: &Path) -> Result<()> {
+    let done = std::fs::File::open(tmp)
+        .and_then(|f| f.sync_all())
+        .with_context(|| format!("cannot sync {}", tmp.display()))
+        .and_then(|_| {
+            std::fs::rename(tmp, path)
+                .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+        });
+    if let Err(e) = done {
+        let _ = std::fs::remove_file(tmp);
+        return Err(e);
+    }
+    sync_folder(folder_of(path))
+}
+
+/// Makes the folder's entries (new names, removals) durable.
+pub fn sync_folder(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir).and_then(|f| f.sync_all()).with_context(|| format!("cannot sync folder {}", dir.display()))
+}
+
+/// Removes temporary files (see [`temporary_path`]) older than `age` left in
+/// `dir` by killed processes; returns how many.
+pub fn remove_stale_temporaries(dir: &Path, age: std::time::Duration) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let old = entry.metadata().and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|e| e >= age));
+        if name.starts_with(TEMPORARY_PREFIX) && old && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_replaces_whole_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let err = format!("{:#}", write_atomic(&dir.path().join("no/such/b.json"), b"x").unwrap_err());
+        assert!(err.contains("cannot write"), "{err}");
+    }
+
+    #[test]
+    fn stale_temporaries_are_removed_and_fresh_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = temporary_path(&dir.path().join("shard-1.jsonl.zst")).unwrap();
+        assert!(tmp.file_name().unwrap().to_string_lossy().ends_with("-shard-1.jsonl.zst"), "{}", tmp.display());
+        std::fs::write(tmp, b"half").unwrap();
+        std::fs::write(dir.path().join("shard-1.jsonl.zst"), b"whole").unwrap();
+        assert_eq!(remove_stale_temporaries(dir.path(), std::time::Duration::from_secs(3600)), 0);
+        assert_eq!(remove_stale_temporaries(dir.path(), std::time::Duration::ZERO), 1);
+        assert!(dir.path().join("shard-1.jsonl.zst").exists());
+    }
+}

@@ -1,0 +1,218 @@
+//! The games folder of a run. Self-play writes its finished games in shards:
+//! many games a file, one game's JSON a line ([`crate::games`]), compressed
+//! with zstd, written atomically and durably, and named
+//!
+//! `shard-<unix milliseconds when finished, 13 digits>-<worker>-<sequence>.jsonl.zst`
+//!
+//! so that sorting by name sorts by the time a shard was finished. A shard
+//! never changes once written. Runs from before shards hold one
+//! `game-*.json` file a game; those stay readable and count as older than
+//! every shard.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use rand::Rng;
+
+use crate::durable::{remove_stale_temporaries, write_atomic};
+use crate::games::GameFile;
+
+pub const SHARD_PREFIX: &str = "shard-";
+pub const SHARD_SUFFIX: &str = ".jsonl.zst";
+const LEGACY_PREFIX: &str = "game-";
+const LEGACY_SUFFIX: &str = ".json";
+/// zstd level: 3 is zstd's default; higher levels gain little on this data.
+const ZSTD_LEVEL: i32 = 3;
+
+/// A file of games in a games folder.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct GamesFile {
+    /// One game a file (format 1 runs); sorted before every shard.
+    pub legacy: bool,
+    pub name: String,
+    pub path: PathBuf,
+}
+
+/// The games files of `dir`, oldest first. Hidden files (temporaries) and
+/// other names are left out.
+pub fn list(dir: &Path) -> Result<Vec<GamesFile>> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot read games folder {}", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let shard = name.starts_with(SHARD_PREFIX) && name.ends_with(SHARD_SUFFIX);
+        let legacy = name.starts_with(LEGACY_PREFIX) && name.ends_with(LEGACY_SUFFIX);
+        if shard || legacy {
+            files.push(GamesFile { legacy, name, path: entry.path() });
+        }
+    }
+    // Legacy files (`legacy: true`) first: `false < true`, so reverse that key.
+    files.sort_by(|a, b| b.legacy.cmp(&a.legacy).then_with(|| a.name.cmp(&b.name)));
+    Ok(files)
+}
+
+/// What reading one games file gave: its games in order, and the games that
+/// could not be read (a line number and the reason), which are left out.
+#[derive(Debug, Default)]
+pub struct FileGames {
+    pub games: Vec<GameFile>,
+    pub bad: Vec<String>,
+}
+
+/// Reads a games file. A file that cannot be read or decompressed is an
+/// error; a bad line in a shard loses that game only.
+pub fn read(file: &GamesFile) -> Result<FileGames> {
+    let path = &file.path;
+    if file.legacy {
+        return Ok(FileGames { games: vec![GameFile::read(path)?], bad: Vec::new() });
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = zstd::decode_all(bytes.as_slice())
+        .with_context(|| format!("{}: not a zstd-compressed shard, or cut short", path.display()))?;
+    let text = String::from_utf8(text).with_context(|| format!("{}: not UTF-8 text", path.display()))?;
+    let mut out = FileGames::default();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        match GameFile::parse(line) {
+            Ok(game) => out.games.push(game),
+            Err(e) => out.bad.push(format!("{} line {}: {e:#}", path.display(), i + 1)),
+        }
+    }
+    Ok(out)
+}
+
+/// Every game in `dir`, oldest first; any unreadable file or game is an error.
+pub fn read_all(dir: &Path) -> Result<Vec<GameFile>> {
+    let mut games = Vec::new();
+    for file in list(dir)? {
+        let read = read(&file)?;
+        if let Some(bad) = read.bad.first() {
+            anyhow::bail!("{bad}");
+        }
+        games.extend(read.games);
+    }
+    Ok(games)
+}
+
+/// The compressed bytes of a shard holding `games`.
+pub fn encode(games: &[GameFile]) -> Result<Vec<u8>> {
+    let mut encoder = zstd::Encoder::new(Vec::new(), ZSTD_LEVEL)?;
+    for game in games {
+        serde_json::to_writer(&mut encoder, game)?;
+        encoder.write_all(b"\n")?;
+    }
+    Ok(encoder.finish()?)
+}
+
+/// A self-play process's own name in shard names and games: the host name
+/// and four random hexadecimal digits, so that two processes on one machine,
+/// or one restarted, never share it.
+pub fn new_worker_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default();
+    let host: String =
+        host.trim().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '_').take(32).collect();
+    let tag: u16 = rand::rng().random();
+    if host.is_empty() {
+        format!("worker.{tag:04x}")
+    } else {
+        format!("{host}.{tag:04x}")
+    }
+}
+
+/// Checks a worker name given by a user: it becomes part of file names.
+pub fn check_worker_id(worker: &str) -> Result<()> {
+    anyhow::ensure!(
+        !worker.is_empty()
+            && worker.len() <= 64
+            && worker.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_'),
+        "worker name {worker:?}: use 1 to 64 letters, digits, '.' or '_'"
+    );
+    Ok(())
+}
+
+/// Collects finished games and writes them as shards: when `games_per_shard`
+/// games are waiting, when the oldest has waited `max_wait`, and at
+/// [`ShardWriter::flush`]. A killed process loses the games not yet written.
+pub struct ShardWriter {
+    dir: PathBuf,
+    worker: String,
+    games_per_shard: usize,
+    max_wait: Duration,
+    pending: Vec<GameFile>,
+    since: Instant,
+    written: u64,
+    /// Bytes of the shards written so far.
+    pub bytes: u64,
+}
+
+impl ShardWriter {
+    /// A writer into `dir` (created if missing); temporaries older than an
+    /// hour, left there by killed writers, are removed.
+    pub fn new(dir: &Path, worker: &str, games_per_shard: usize, max_wait: Duration) -> Result<ShardWriter> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create games folder {}", dir.display()))?;
+        remove_stale_temporaries(dir, Duration::from_secs(3600));
+        Ok(ShardWriter {
+            dir: dir.to_path_buf(),
+            worker: worker.to_string(),
+            games_per_shard: games_per_shard.max(1),
+            max_wait,
+            pending: Vec::new(),
+            since: Instant::now(),
+            written: 0,
+            bytes: 0,
+        })
+    }
+
+    /// Adds a finished game; writes a shard when one is due.
+    pub fn push(&mut self, game: GameFile) -> Result<Option<PathBuf>> {
+        if self.pending.is_empty() {
+            self.since = Instant::now();
+        }
+        self.pending.push(game);
+        self.flush_if_due()
+    }
+
+    /// Writes a shard if enough games wait or the oldest has waited long enough.
+    pub fn flush_if_due(&mut self) -> Result<Option<PathBuf>> {
+        let due = self.pending.len() >= self.games_per_shard
+            || (!self.pending.is_empty() && self.since.elapsed() >= self.max_wait);
+        if due {
+            self.flush()
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Writes the waiting games as one shard, if any.
+    pub fn flush(&mut self) -> Result<Option<PathBuf>> {
+        if self.pending.is_empty() {
+            return Ok(None);
+        }
+        let bytes = encode(&self.pending)?;
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let name = format!("{SHARD_PREFIX}{millis:013}-{}-{:06}{SHARD_SUFFIX}", self.worker, self.written);
+        let path = self.dir.join(name);
+        write_atomic(&path, &bytes).context("writing a shard of finished games")?;
+        self.written += 1;
+        self.bytes += bytes.len() as u64;
+        self.pending.clear();
+        Ok(Some(path))
+    }
+
+    /// Games finished but not yet written.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Shards written so far.
+    pub fn shards(&self) -> u64 {
+        self.written
+    }
+}

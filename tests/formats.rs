@@ -1,0 +1,74 @@
+//! The stored formats of earlier versions stay readable: fixture files of
+//! each game and checkpoint-description format, as those versions wrote them.
+
+use std::path::{Path, PathBuf};
+
+use gipf::checkpoint::read_meta;
+use gipf::games::GameFile;
+use gipf::rules::Variant;
+use gipf::shards;
+use gipf::train::data::{game_samples, Window};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+#[test]
+fn a_format_1_game_file_reads_and_trains() {
+    let game = GameFile::read(&fixture("game-format-1.json")).unwrap();
+    assert_eq!(game.format, 1);
+    assert_eq!((game.seed, game.worker.as_deref()), (None, None));
+    assert!(!game_samples(&game, true).unwrap().is_empty());
+
+    // In a games folder beside a shard: read, and older than the shard.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("game-format-1.json"), dir.path().join("game-1-1-1-000000.json")).unwrap();
+    std::fs::copy(fixture("shard-format-2.jsonl.zst"), dir.path().join("shard-0000000000001-w-000000.jsonl.zst"))
+        .unwrap();
+    let names: Vec<String> = shards::list(dir.path()).unwrap().into_iter().map(|f| f.name).collect();
+    assert_eq!(names, ["game-1-1-1-000000.json", "shard-0000000000001-w-000000.jsonl.zst"]);
+    let mut window = Window::default();
+    let report = window.load_new(dir.path(), |_| 100_000).unwrap();
+    assert_eq!((report.files, report.games, report.skipped.len()), (2, 3, 0));
+}
+
+#[test]
+fn a_format_2_shard_reads_with_seeds_and_worker() {
+    let name = "shard-format-2.jsonl.zst".to_string();
+    let file = shards::GamesFile { legacy: false, path: fixture(&name), name };
+    let read = shards::read(&file).unwrap();
+    assert_eq!((read.games.len(), read.bad.len()), (2, 0));
+    for game in &read.games {
+        assert_eq!(game.format, 2);
+        assert!(game.seed.is_some() && game.worker.is_some());
+        assert_eq!(game.config["selfplay"]["variant"], "standard");
+    }
+}
+
+/// A game's configuration is provenance: keys this program does not know
+/// (a later version's) or has since dropped do not make it unreadable.
+#[test]
+fn a_game_with_unknown_config_keys_still_reads() {
+    let text = std::fs::read_to_string(fixture("game-format-1.json")).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    value["config"]["selfplay"]["a_key_from_the_future"] = 3.into();
+    value["config"]["train"].as_object_mut().unwrap().remove("batch_size");
+    assert!(GameFile::parse(&value.to_string()).is_ok());
+}
+
+#[test]
+fn checkpoint_descriptions_of_each_format_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, format, samples_read) in
+        [("checkpoint-format-1.json", 1, None), ("checkpoint-format-2.json", 2, Some(64))]
+    {
+        std::fs::copy(fixture(name), dir.path().join("step-00000005.json")).unwrap();
+        let meta = read_meta(&dir.path().join("step-00000005.safetensors")).unwrap();
+        assert_eq!((meta.format, meta.step, meta.samples_read), (format, 5, samples_read), "{name}");
+        assert_eq!(meta.variant().unwrap(), Variant::Standard, "{name}");
+        assert_eq!(meta.network.channels, 8, "{name}");
+    }
+    std::fs::write(dir.path().join("step-00000005.json"), r#"{"format": 9, "step": 5}"#).unwrap();
+    let err = format!("{:#}", read_meta(&dir.path().join("step-00000005.safetensors")).unwrap_err());
+    assert!(err.contains("checkpoint format 9 (this program reads formats 1 to 2)"), "{err}");
+}
