@@ -41,8 +41,7 @@ pub fn publish(tmp: &Path, path: &Path) -> Result<()> {
         .and_then(|f| f.sync_all())
         .with_context(|| format!("cannot sync {}", tmp.display()))
         .and_then(|_| {
-            std::fs::rename(tmp, path)
-                .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+            std::fs::rename(tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
         });
     if let Err(e) = done {
         let _ = std::fs::remove_file(tmp);

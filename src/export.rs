@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 use tch::{CModule, Device, Tensor};
 
 use crate::checkpoint::{load_checkpoint, CheckpointMeta};
+use crate::durable::write_atomic;
 use crate::encoding::{
     action_at, encode, grid_cell, ENCODING_VERSION, GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES, PLANE_NAMES,
 };
-use crate::durable::write_atomic;
 use crate::net::{NetConfig, Network};
 use crate::rules::{Point, Position, Variant};
 

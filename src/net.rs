@@ -191,13 +191,19 @@ impl Network {
     }
 }
 
-/// Priors over `pos`'s legal actions: the softmax of their logits.
-pub fn legal_priors(pos: &Position, logits: &[f32]) -> Vec<f32> {
-    let legal: Vec<f32> = pos.legal_actions().iter().map(|&a| logits[action_index(a)]).collect();
-    let max = legal.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let exp: Vec<f32> = legal.iter().map(|&l| (l - max).exp()).collect();
-    let sum: f32 = exp.iter().sum();
-    exp.into_iter().map(|e| e / sum).collect()
+/// The evaluation of `pos` from the network's outputs: the softmax of its
+/// legal actions' logits, and the value.
+pub fn evaluation(pos: &Position, logits: &[f32], value: f32) -> Evaluation {
+    let actions = pos.legal_actions();
+    let mut priors: Vec<f32> = actions.iter().map(|&a| logits[action_index(a)]).collect();
+    let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for p in priors.iter_mut() {
+        *p = (*p - max).exp();
+        sum += *p;
+    }
+    priors.iter_mut().for_each(|p| *p /= sum);
+    Evaluation { actions, priors, value }
 }
 
 impl Evaluator for Network {
@@ -213,7 +219,7 @@ impl Evaluator for Network {
             .par_iter()
             .zip(logits.par_chunks(NUM_ACTIONS))
             .zip(values.into_par_iter())
-            .map(|((pos, logits), value)| Evaluation { priors: legal_priors(pos, logits), value })
+            .map(|((pos, logits), value)| evaluation(pos, logits, value))
             .collect()
     }
 }

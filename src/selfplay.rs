@@ -1,12 +1,16 @@
-//! The self-play generator: many games searched at once, the leaves of all
-//! their trees evaluated in one network batch per step.
+//! The self-play generator: many games searched at once, their leaves
+//! evaluated in network batches.
 //!
-//! Each step: every game whose search is complete chooses its action
-//! (visit-proportional for the first `temperature_actions` actions of a
-//! PUCT search, full or cheap, else the search's best: the most visited, or
-//! the Gumbel winner) and starts the next search; every game
-//! gathers up to `search.batch_size` leaves (in parallel, on rayon threads);
-//! one evaluator call scores them all; the values are backed up.
+//! The games are split into two groups whose work interleaves: while the
+//! network runs one group's batch (on the calling thread), the search
+//! threads do the other group's CPU work: back up its last batch's values
+//! (priors from the logits of the legal actions), play where a search is
+//! complete (visit-proportional for the first `temperature_actions` actions
+//! of a PUCT search, full or cheap, else the search's best: the most
+//! visited, or the Gumbel winner), start the next searches, gather up to
+//! `search.batch_size` leaves a game and encode them. On a GPU the forward
+//! pass is short and this CPU side decides the rate; overlapping the two
+//! keeps both busy.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,11 +26,11 @@ use rayon::prelude::*;
 
 use crate::checkpoint::{load_checkpoint, model_name, ModelSource};
 use crate::config::Config;
-use crate::encoding::ENCODING_VERSION;
+use crate::encoding::{encode, ENCODING_VERSION, INPUT_SIZE, NUM_ACTIONS};
 use crate::games::{GameFile, GameResult, Sample, GAME_FORMAT};
-use crate::net::Network;
+use crate::net::{evaluation, Network};
 use crate::rules::{Action, Position};
-use crate::search::{Evaluator, Leaf, Tree};
+use crate::search::{Leaf, Tree};
 
 /// A game being played.
 struct Slot {
@@ -54,18 +58,158 @@ pub struct Stats {
     pub finished_actions: u64,
     pub evaluations: u64,
     pub batches: u64,
-    /// Seconds spent in the evaluator (encoding, forward pass, priors).
+    /// Seconds the generator waited for the network's forward passes.
     pub evaluator_seconds: f64,
 }
 
-/// Plays self-play games and hands each finished one to a callback.
+/// The network as self-play uses it: outputs for a batch of encoded
+/// positions. The rest of an evaluation (encoding, priors) is self-play's
+/// CPU work.
+pub trait Forward {
+    /// Policy logits (`n` rows of [`NUM_ACTIONS`]) and values (`n`) for `n`
+    /// positions encoded as [`crate::encoding::encode`] writes them.
+    fn forward(&mut self, input: &[f32], n: usize) -> (Vec<f32>, Vec<f32>);
+}
+
+impl Forward for Network {
+    fn forward(&mut self, input: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
+        let start = Instant::now();
+        let out = self.infer(input, n);
+        self.forward_seconds += start.elapsed().as_secs_f64();
+        out
+    }
+}
+
+/// Outputs of the network's shape at no cost (all logits and values 0): for
+/// measuring self-play's CPU side alone, as it runs beside a fast GPU.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConstantForward;
+
+impl Forward for ConstantForward {
+    fn forward(&mut self, _input: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
+        (vec![0.0; n * NUM_ACTIONS], vec![0.0; n])
+    }
+}
+
+/// Games whose CPU work and network batches alternate with the other group's.
+#[derive(Default)]
+struct Group {
+    slots: Vec<Slot>,
+    /// Each slot's leaves in the batch below.
+    leaves: Vec<Vec<Leaf>>,
+    /// The encoded leaves, waiting for the network.
+    input: Vec<f32>,
+    count: usize,
+    /// The network's outputs for those leaves, waiting to be backed up.
+    output: Option<(Vec<f32>, Vec<f32>)>,
+}
+
+impl Group {
+    /// Backs up the last batch, plays where searches are complete (finished
+    /// games are returned, their slots removed), gathers and encodes the
+    /// next batch. Runs on the search threads.
+    fn cpu_work(&mut self, config: &Config, model: &str, worker: &str, config_json: &serde_json::Value) -> Work {
+        if let Some((logits, values)) = self.output.take() {
+            let mut outputs = Vec::with_capacity(self.slots.len());
+            let (mut logits, mut values) = (logits.as_slice(), values.as_slice());
+            for leaves in &self.leaves {
+                let (l, rest) = logits.split_at(leaves.len() * NUM_ACTIONS);
+                let (v, rest_values) = values.split_at(leaves.len());
+                outputs.push((l, v));
+                (logits, values) = (rest, rest_values);
+            }
+            let leaves = std::mem::take(&mut self.leaves);
+            self.slots.par_iter_mut().zip(leaves).zip(outputs).for_each(|((slot, leaves), (logits, values))| {
+                let evals = leaves
+                    .iter()
+                    .zip(logits.chunks(NUM_ACTIONS))
+                    .zip(values)
+                    .map(|((leaf, logits), &value)| evaluation(slot.tree.leaf_position(leaf), logits, value))
+                    .collect();
+                slot.tree.apply(leaves, evals);
+                slot.prepare_root(config);
+            });
+        }
+        let mut work = Work::default();
+        let played: Vec<u64> = self
+            .slots
+            .par_iter_mut()
+            .map(|slot| {
+                let before = slot.actions.len();
+                if slot.search_done() {
+                    slot.play(config);
+                }
+                (slot.actions.len() - before) as u64
+            })
+            .collect();
+        work.actions = played.iter().sum();
+        let mut i = 0;
+        while i < self.slots.len() {
+            if self.slots[i].is_over(config) {
+                let slot = self.slots.swap_remove(i);
+                work.finished_actions += slot.actions.len() as u64;
+                work.finished.push(GameFile {
+                    format: GAME_FORMAT,
+                    encoding_version: ENCODING_VERSION,
+                    variant: config.selfplay.variant,
+                    result: GameResult::of(slot.tree.root_position()),
+                    actions: slot.actions,
+                    samples: slot.samples,
+                    model: model.to_string(),
+                    seed: Some(slot.seed),
+                    worker: Some(worker.to_string()),
+                    config: config_json.clone(),
+                });
+            } else {
+                i += 1;
+            }
+        }
+        self.gather(config);
+        work
+    }
+
+    /// Gathers every game's next leaves and encodes them.
+    fn gather(&mut self, config: &Config) {
+        let search = config.search;
+        self.leaves = self
+            .slots
+            .par_iter_mut()
+            .map(|slot| {
+                let want = (slot.target.saturating_sub(slot.tree.root_visits()) as usize).clamp(1, search.batch_size);
+                slot.tree.gather(want, &search).0
+            })
+            .collect();
+        let positions: Vec<(usize, usize)> =
+            self.leaves.iter().enumerate().flat_map(|(s, leaves)| (0..leaves.len()).map(move |l| (s, l))).collect();
+        self.count = positions.len();
+        self.input.resize(self.count * INPUT_SIZE, 0.0);
+        let (slots, leaves) = (&self.slots, &self.leaves);
+        self.input.par_chunks_mut(INPUT_SIZE).zip(positions).for_each(|(chunk, (s, l))| {
+            encode(slots[s].tree.leaf_position(&leaves[s][l]), chunk);
+        });
+    }
+}
+
+/// What one group's CPU work did.
+#[derive(Default)]
+struct Work {
+    finished: Vec<GameFile>,
+    actions: u64,
+    finished_actions: u64,
+}
+
+/// Plays self-play games, many at once.
 pub struct Generator {
     config: Config,
     /// The configuration as recorded in games.
     config_json: serde_json::Value,
     worker: String,
-    slots: Vec<Slot>,
+    groups: [Group; 2],
+    /// The group whose batch the network runs next.
+    current: usize,
     seed_rng: SmallRng,
+    /// Games still to start; `None`: no limit.
+    to_start: Option<u64>,
     pub stats: Stats,
 }
 
@@ -175,97 +319,73 @@ impl Slot {
 }
 
 impl Generator {
-    /// Starts `games` games at once (at most `parallel_games`); `worker`
-    /// names this process in the games.
-    pub fn new(config: Config, seed: u64, games: usize, worker: &str) -> Generator {
-        let mut seed_rng = SmallRng::seed_from_u64(seed);
-        let n = games.min(config.selfplay.parallel_games);
-        let slots = (0..n).map(|_| Slot::new(&config, seed_rng.random())).collect();
+    /// Plays `games` games (`None`: until stopped), at most `parallel_games`
+    /// at once; `worker` names this process in the games.
+    pub fn new(config: Config, seed: u64, games: Option<u64>, worker: &str) -> Generator {
         let config_json = serde_json::to_value(&config).expect("a configuration is plain data");
-        Generator { config, config_json, worker: worker.to_string(), slots, seed_rng, stats: Stats::default() }
+        let mut generator = Generator {
+            config,
+            config_json,
+            worker: worker.to_string(),
+            groups: Default::default(),
+            current: 0,
+            seed_rng: SmallRng::seed_from_u64(seed),
+            to_start: games,
+            stats: Stats::default(),
+        };
+        for i in 0..generator.config.selfplay.parallel_games {
+            generator.start_game(i % 2);
+        }
+        generator
     }
 
-    /// Runs one step: moves where searches are complete, then one batch of
-    /// leaf evaluations. Finished games go to `finished` (with the model name
-    /// given), and their slots start new games while `more_games` says so.
-    pub fn step(
-        &mut self,
-        evaluator: &mut dyn Evaluator,
-        model: &str,
-        more_games: &mut dyn FnMut() -> bool,
-        finished: &mut dyn FnMut(GameFile),
-    ) {
-        let config = &self.config;
-        let mut i = 0;
-        while i < self.slots.len() {
-            let slot = &mut self.slots[i];
-            if slot.search_done() {
-                let before = slot.actions.len();
-                slot.play(config);
-                self.stats.actions += (slot.actions.len() - before) as u64;
-            }
-            if slot.is_over(config) {
-                let slot = self.slots.swap_remove(i);
-                self.stats.games += 1;
-                self.stats.finished_actions += slot.actions.len() as u64;
-                finished(GameFile {
-                    format: GAME_FORMAT,
-                    encoding_version: ENCODING_VERSION,
-                    variant: config.selfplay.variant,
-                    result: GameResult::of(slot.tree.root_position()),
-                    actions: slot.actions,
-                    samples: slot.samples,
-                    model: model.to_string(),
-                    seed: Some(slot.seed),
-                    worker: Some(self.worker.clone()),
-                    config: self.config_json.clone(),
-                });
-                if more_games() {
-                    let seed = self.seed_rng.random();
-                    self.slots.push(Slot::new(config, seed));
-                }
-                continue;
-            }
-            i += 1;
-        }
-        if self.slots.is_empty() {
+    /// Starts a game in group `g` if more are wanted.
+    fn start_game(&mut self, g: usize) {
+        if self.to_start == Some(0) {
             return;
         }
+        self.to_start = self.to_start.map(|n| n - 1);
+        let slot = Slot::new(&self.config, self.seed_rng.random());
+        self.groups[g].slots.push(slot);
+        self.groups[g].leaves.push(Vec::new());
+    }
 
-        let search = config.search;
-        let gathered: Vec<Vec<Leaf>> = self
-            .slots
-            .par_iter_mut()
-            .map(|slot| {
-                let want = (slot.target.saturating_sub(slot.tree.root_visits()) as usize).clamp(1, search.batch_size);
-                slot.tree.gather(want, &search).0
-            })
-            .collect();
-        let positions: Vec<Position> = self
-            .slots
-            .iter()
-            .zip(&gathered)
-            .flat_map(|(slot, leaves)| leaves.iter().map(|leaf| *slot.tree.leaf_position(leaf)))
-            .collect();
-        if positions.is_empty() {
-            return;
-        }
-        let evaluator_start = Instant::now();
-        let mut evaluations = evaluator.evaluate(&positions).into_iter();
-        self.stats.evaluator_seconds += evaluator_start.elapsed().as_secs_f64();
-        self.stats.evaluations += positions.len() as u64;
-        self.stats.batches += 1;
-        let per_slot: Vec<_> =
-            gathered.iter().map(|leaves| evaluations.by_ref().take(leaves.len()).collect()).collect();
-        self.slots.par_iter_mut().zip(gathered).zip(per_slot).for_each(|((slot, leaves), evals)| {
-            slot.tree.apply(leaves, evals);
-            slot.prepare_root(config);
+    /// Runs one step: the network evaluates one group's batch on this thread
+    /// while `pool` does the other group's CPU work. Returns the games that
+    /// finished (played by `model`); their places go to new games while
+    /// more are wanted.
+    pub fn step(&mut self, forward: &mut dyn Forward, pool: &rayon::ThreadPool, model: &str) -> Vec<GameFile> {
+        let [first, second] = &mut self.groups;
+        let (evaluated, worked) = if self.current == 0 { (first, second) } else { (second, first) };
+        let (config, worker, config_json) = (&self.config, self.worker.as_str(), &self.config_json);
+        let (output, work, seconds) = std::thread::scope(|scope| {
+            let job = scope.spawn(|| pool.install(|| worked.cpu_work(config, model, worker, config_json)));
+            let start = Instant::now();
+            let output = (evaluated.count > 0).then(|| forward.forward(&evaluated.input, evaluated.count));
+            let seconds = start.elapsed().as_secs_f64();
+            (output, job.join().expect("self-play's CPU work does not panic"), seconds)
         });
+        if output.is_some() {
+            self.stats.evaluations += evaluated.count as u64;
+            self.stats.batches += 1;
+            self.stats.evaluator_seconds += seconds;
+        }
+        evaluated.output = output;
+        evaluated.count = 0;
+        let worked_index = 1 - self.current;
+        self.current = worked_index;
+        self.stats.actions += work.actions;
+        self.stats.games += work.finished.len() as u64;
+        self.stats.finished_actions += work.finished_actions;
+        for _ in 0..work.finished.len() {
+            self.start_game(worked_index);
+        }
+        work.finished
     }
 
     /// Games in progress.
     pub fn active(&self) -> usize {
-        self.slots.len()
+        self.groups.iter().map(|g| g.slots.len()).sum()
     }
 
     /// Mean length of finished games so far.
@@ -294,6 +414,9 @@ pub struct RunOptions {
     /// its forward pass on a fixed batch of the mean size, so that both
     /// figures come from the same stretch of a shared machine's time.
     pub probe_raw: bool,
+    /// Replace the network's forward pass by [`ConstantForward`], to
+    /// measure self-play's CPU side alone.
+    pub constant_network: bool,
 }
 
 /// What [`run`] did.
@@ -387,13 +510,11 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     let mut probe: Option<(Vec<f32>, usize)> = None;
     let mut raw = (0u64, 0.0f64);
     let mut last_probe = Instant::now();
-    let parallel = options.config.selfplay.parallel_games as u64;
-    let mut started = options.games.map_or(parallel, |n| n.min(parallel));
-    let mut generator = Generator::new(options.config.clone(), options.seed, started as usize, &options.worker);
+    let mut generator = Generator::new(options.config.clone(), options.seed, options.games, &options.worker);
+    let mut constant = ConstantForward;
     // Forward-pass seconds of the networks replaced so far.
     let mut forward_before = 0.0;
     while generator.active() > 0 {
-        let mut finished_games = Vec::new();
         if options.duration.is_some_and(|d| elapsed(paused) >= d.as_secs_f64()) {
             break;
         }
@@ -404,20 +525,14 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
                 let batch = (s.evaluations as f64 / s.batches as f64).round().max(1.0) as usize;
                 (crate::bench::forward_input(options.config.selfplay.variant, batch), batch)
             });
-            // On the thread that runs self-play's forward passes.
-            let (net, batch) = (&mut network, *batch);
-            let (positions, seconds) =
-                pool.install(move || crate::bench::time_forward(net, input, batch, Duration::from_millis(200)));
+            // On this thread, which runs self-play's forward passes.
+            let (positions, seconds) = crate::bench::time_forward(&network, input, *batch, Duration::from_millis(200));
             raw = (raw.0 + positions, raw.1 + seconds);
             paused += probe_start.elapsed().as_secs_f64();
             last_probe = Instant::now();
         }
-        let mut more = || {
-            let more = options.games.is_none_or(|n| started < n);
-            started += more as u64;
-            more
-        };
-        pool.install(|| generator.step(&mut network, &model, &mut more, &mut |game| finished_games.push(game)));
+        let forward: &mut dyn Forward = if options.constant_network { &mut constant } else { &mut network };
+        let finished_games = generator.step(forward, &pool, &model);
         shards.flush_if_due()?;
         for game in finished_games {
             shards.push(game)?;
@@ -455,6 +570,25 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
 mod tests {
     use super::*;
     use crate::search::UniformEvaluator;
+
+    /// The two groups' interleaved work plays exactly the games asked, each
+    /// complete and consistent (read back through the checked parser).
+    #[test]
+    fn the_interleaved_groups_play_exactly_the_games_asked() {
+        let config = Config::parse(include_str!("../configs/tiny.toml")).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let mut generator = Generator::new(config, 3, Some(5), "unit");
+        let mut games = Vec::new();
+        while generator.active() > 0 {
+            games.extend(generator.step(&mut ConstantForward, &pool, "constant"));
+        }
+        assert_eq!(games.len(), 5);
+        assert_eq!(generator.stats.games, 5);
+        for game in games {
+            let read = GameFile::parse(&serde_json::to_string(&game).unwrap()).unwrap();
+            assert!(!read.samples.is_empty() && read.model == "constant");
+        }
+    }
 
     /// The next search on a reused root (already expanded) gets its noise
     /// before its first batch is gathered, not after it.

@@ -194,9 +194,7 @@ impl ShardWriter {
             return Ok(None);
         }
         let bytes = encode(&self.pending)?;
-        let millis = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis());
+        let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
         let name = format!("{SHARD_PREFIX}{millis:013}-{}-{:06}{SHARD_SUFFIX}", self.worker, self.written);
         let path = self.dir.join(name);
         write_atomic(&path, &bytes).context("writing a shard of finished games")?;

@@ -43,6 +43,11 @@ struct Args {
     /// batch size, timed in short pauses of the same run.
     #[arg(long, value_name = "SECONDS")]
     bench: Option<f64>,
+    /// With --bench: replace the network's forward pass by outputs of its
+    /// shape at no cost, to measure self-play's CPU side alone (search,
+    /// encoding, priors, backing up), as it runs beside a fast GPU.
+    #[arg(long, requires = "bench")]
+    constant_network: bool,
 }
 
 fn main() {
@@ -75,7 +80,8 @@ fn run_args(args: Args) -> Result<()> {
         worker,
         duration: None,
         progress: args.bench.is_none(),
-        probe_raw: args.bench.is_some(),
+        probe_raw: args.bench.is_some() && !args.constant_network,
+        constant_network: args.constant_network,
     };
     let Some(seconds) = args.bench else {
         let report = run(options)?;
@@ -95,6 +101,17 @@ fn run_args(args: Args) -> Result<()> {
     anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--bench must be a positive number of seconds");
     let report = run(RunOptions { duration: Some(Duration::from_secs_f64(seconds)), games: None, ..options })?;
     let achieved = report.evaluations_per_second();
+    if args.constant_network {
+        let threads = config.selfplay.search_threads();
+        println!(
+            "self-play CPU side (no network): {achieved:.0} evaluations/s at mean batch {:.1} with {threads} search \
+             threads, {:.0} per thread ({} games)",
+            report.mean_batch(),
+            achieved / threads as f64,
+            report.stats.games
+        );
+        return Ok(());
+    }
     println!(
         "self-play: {achieved:.0} evaluations/s at mean batch {:.1} ({} games)",
         report.mean_batch(),

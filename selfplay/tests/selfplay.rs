@@ -32,6 +32,7 @@ fn options(out: &Path, model: ModelSource, games: u64) -> RunOptions {
         duration: None,
         progress: false,
         probe_raw: false,
+        constant_network: false,
     }
 }
 
@@ -123,7 +124,8 @@ fn the_newest_checkpoint_in_the_model_folder_plays() {
     let meta = models.path().join("step-00000020.json");
     let text = std::fs::read_to_string(&meta).unwrap().replace("\"encoding_version\": 1", "\"encoding_version\": 7");
     std::fs::write(&meta, text).unwrap();
-    let err = format!("{:#}", run(options(out.path(), ModelSource::Folder(models.path().to_path_buf()), 1)).unwrap_err());
+    let err =
+        format!("{:#}", run(options(out.path(), ModelSource::Folder(models.path().to_path_buf()), 1)).unwrap_err());
     assert!(err.contains("step-00000020.json: encoding version 7"), "{err}");
 }
 

@@ -15,13 +15,24 @@ use gumbel::{sigma, GumbelRoot};
 
 use crate::rules::{Action, Color, Position};
 
-/// What an evaluator says of a position: a prior for each legal action (in
-/// the order of [`Position::legal_actions`], summing to 1) and the value for
-/// the player to act, in [-1, 1].
+/// What an evaluator says of a position: its legal actions (as
+/// [`Position::legal_actions`] gives them, computed once for the priors and
+/// the expansion), a prior for each (summing to 1), and the value for the
+/// player to act, in [-1, 1].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
+    pub actions: Vec<Action>,
     pub priors: Vec<f32>,
     pub value: f32,
+}
+
+impl Evaluation {
+    /// Equal priors over the legal actions of `pos`, and `value`.
+    pub fn uniform(pos: &Position, value: f32) -> Evaluation {
+        let actions = pos.legal_actions();
+        let n = actions.len();
+        Evaluation { actions, priors: vec![1.0 / n as f32; n], value }
+    }
 }
 
 /// Evaluates positions in batches (a network, or a simple stand-in).
@@ -36,13 +47,7 @@ pub struct UniformEvaluator;
 
 impl Evaluator for UniformEvaluator {
     fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
-        positions
-            .iter()
-            .map(|p| {
-                let n = p.legal_actions().len();
-                Evaluation { priors: vec![1.0 / n as f32; n], value: 0.0 }
-            })
-            .collect()
+        positions.iter().map(|p| Evaluation::uniform(p, 0.0)).collect()
     }
 }
 
@@ -299,7 +304,7 @@ impl Tree {
     pub fn apply(&mut self, leaves: Vec<Leaf>, evaluations: Vec<Evaluation>) {
         assert_eq!(leaves.len(), evaluations.len(), "one evaluation per leaf");
         for (leaf, eval) in leaves.into_iter().zip(evaluations) {
-            self.expand(leaf.node, &eval.priors);
+            self.expand(leaf.node, &eval.actions, &eval.priors);
             self.nodes[leaf.node as usize].eval_value = eval.value;
             let player = self.nodes[leaf.node as usize].pos.to_act().expect("gathered leaves are not over");
             self.revert_pending(&leaf.path);
@@ -373,9 +378,9 @@ impl Tree {
         first + gumbel.select(|i| visits[i], |i| q[i], max_visits) as u32
     }
 
-    fn expand(&mut self, node: u32, priors: &[f32]) {
-        let actions = self.nodes[node as usize].pos.legal_actions();
+    fn expand(&mut self, node: u32, actions: &[Action], priors: &[f32]) {
         assert_eq!(actions.len(), priors.len(), "one prior per legal action");
+        debug_assert_eq!(actions, self.nodes[node as usize].pos.legal_actions(), "the legal actions");
         let first = self.edges.len() as u32;
         self.edges.extend(actions.iter().zip(priors).map(|(&action, &prior)| Edge {
             action,
@@ -493,11 +498,7 @@ mod tests {
             fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
                 positions
                     .iter()
-                    .map(|p| {
-                        let n = p.legal_actions().len();
-                        let value = if p.to_act() == Some(Color::White) { 0.5 } else { -0.5 };
-                        Evaluation { priors: vec![1.0 / n as f32; n], value }
-                    })
+                    .map(|p| Evaluation::uniform(p, if p.to_act() == Some(Color::White) { 0.5 } else { -0.5 }))
                     .collect()
             }
         }
@@ -611,8 +612,7 @@ mod tests {
         impl Evaluator for Half {
             /// Every position is worth +0.5 to its player to act.
             fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
-                let n = |p: &Position| p.legal_actions().len();
-                positions.iter().map(|p| Evaluation { priors: vec![1.0 / n(p) as f32; n(p)], value: 0.5 }).collect()
+                positions.iter().map(|p| Evaluation::uniform(p, 0.5)).collect()
             }
         }
         let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));

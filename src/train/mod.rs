@@ -22,8 +22,8 @@ use tensorboard_rs::summary_writer::SummaryWriter;
 
 use crate::checkpoint::{newest_checkpoint, read_meta, CheckpointMeta, CHECKPOINT_FORMAT};
 use crate::config::Config;
-use crate::encoding::{ENCODING_VERSION, GRID, NUM_ACTIONS, NUM_PLANES};
 use crate::durable::{publish, temporary_path, write_atomic};
+use crate::encoding::{ENCODING_VERSION, GRID, NUM_ACTIONS, NUM_PLANES};
 use crate::net::Network;
 use data::{Batch, LoadReport, Window};
 

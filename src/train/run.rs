@@ -69,7 +69,8 @@ pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_s
     let mut unsaved = 0;
     let mut waiting = false;
     while total_steps.is_none_or(|n| trainer.step < n) {
-        let chunk = (config.train.steps_per_generation - unsaved).min(total_steps.map_or(u64::MAX, |n| n - trainer.step));
+        let chunk =
+            (config.train.steps_per_generation - unsaved).min(total_steps.map_or(u64::MAX, |n| n - trainer.step));
         let trained = train_steps(&mut trainer, &mut window, &mut logs, &run.games(), chunk, &mut rng, &bar)?;
         unsaved += trained.steps;
         if trained.steps > 0 {
@@ -135,6 +136,7 @@ pub fn self_play_loop(
             duration: None,
             progress: true,
             probe_raw: false,
+            constant_network: false,
         })?;
         tracing::info!(
             generation,

@@ -6,8 +6,8 @@ use std::process::Command;
 use gipf::checkpoint::ModelSource;
 use gipf::config::Config;
 use gipf::encoding::INPUT_SIZE;
-use gipf::shards;
 use gipf::selfplay::{run, RunOptions};
+use gipf::shards;
 use gipf::train::data::{game_samples, Window};
 use gipf::train::{train_steps, Logs, Trainer};
 use rand::rngs::SmallRng;
@@ -32,6 +32,7 @@ fn games(n: u64) -> tempfile::TempDir {
         duration: None,
         progress: false,
         probe_raw: false,
+        constant_network: false,
     };
     run(options).unwrap();
     dir
@@ -235,6 +236,7 @@ fn a_resumed_window_reads_only_what_it_needs_and_refuses_repeats() {
             duration: None,
             progress: false,
             probe_raw: false,
+            constant_network: false,
         };
         run(options).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -286,6 +288,7 @@ fn the_trainer_waits_at_max_reuse_and_resumes_with_new_games() {
             duration: None,
             progress: false,
             probe_raw: false,
+            constant_network: false,
         };
         run(options).unwrap();
     };
