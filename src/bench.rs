@@ -113,3 +113,63 @@ pub fn net_throughput(network: &Network, variant: Variant, batch: usize, duratio
     let (positions, seconds) = time_forward(network, &input, batch, duration);
     positions as f64 / seconds
 }
+
+/// Writes random games of `variant` into `dir` as shards of `games_per_shard`
+/// until they hold at least `positions` positions: every position a value
+/// sample, every fourth one with a random policy target over its legal
+/// actions, as self-play would store them. For measuring the trainer's start
+/// on a large run. Returns the games and positions written.
+pub fn synthetic_games(
+    dir: &std::path::Path,
+    variant: Variant,
+    positions: u64,
+    games_per_shard: usize,
+    seed: u64,
+) -> anyhow::Result<(u64, u64)> {
+    use crate::games::{GameFile, GameResult, Sample, GAME_FORMAT};
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut writer = crate::shards::ShardWriter::new(dir, "synthetic", games_per_shard, Duration::MAX)?;
+    let (mut games, mut written) = (0u64, 0u64);
+    while written < positions {
+        let mut pos = Position::new(variant);
+        let (mut actions, mut samples) = (Vec::new(), Vec::new());
+        while !pos.is_over() && actions.len() < 600 {
+            let legal = pos.legal_actions();
+            if actions.len() % 4 == 0 {
+                let weights: Vec<f32> = legal.iter().map(|_| rng.random::<f32>()).collect();
+                let total: f32 = weights.iter().sum();
+                let policy = legal.iter().zip(weights).map(|(a, w)| (a.to_string(), w / total)).collect();
+                samples.push(Sample { ply: actions.len(), policy, root_value: rng.random_range(-1.0..1.0) });
+            }
+            let action = legal[rng.random_range(0..legal.len())];
+            pos.play_unchecked(action);
+            actions.push(action);
+        }
+        written += actions.len() as u64;
+        games += 1;
+        writer.push(GameFile {
+            format: GAME_FORMAT,
+            encoding_version: crate::encoding::ENCODING_VERSION,
+            variant,
+            result: GameResult::of(&pos),
+            actions,
+            samples,
+            model: "synthetic".into(),
+            seed: Some(games),
+            worker: Some("synthetic".into()),
+            config: serde_json::Value::Null,
+        })?;
+    }
+    writer.flush()?;
+    Ok((games, written))
+}
+
+/// This process's resident memory now and at its peak, in bytes (Linux).
+pub fn memory_bytes() -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}

@@ -7,11 +7,15 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use tch::Device;
 
+use super::batched::network_match;
 use super::ratings::{read_matches, write_lines, MatchRecord};
-use super::{play_match, MatchOptions, Tally};
-use crate::checkpoint::{best_checkpoint, newest_checkpoint, set_best_checkpoint};
+use super::{MatchOptions, Tally};
+use crate::checkpoint::{best_checkpoint, load_checkpoint, newest_checkpoint, set_best_checkpoint};
 use crate::config::{Config, GateConfig};
-use crate::players::{Budget, PlayerSpec};
+use crate::players::Budget;
+
+/// Gating games played at once (all of them, up to this).
+const MAX_GAMES_AT_ONCE: usize = 1024;
 
 /// What a gating match decided.
 #[derive(Clone, Debug)]
@@ -35,7 +39,8 @@ pub fn ensure_best(models: &Path) -> Result<PathBuf> {
 }
 
 /// Plays `candidate` against the best checkpoint in `models` and makes it
-/// the best when it scores `gate.threshold` or more.
+/// the best when it scores `gate.threshold` or more. The games are played
+/// all at once, batched as self-play batches them (see [`network_match`]).
 pub fn gate(
     run: &Path,
     candidate: &Path,
@@ -58,9 +63,15 @@ pub fn gate(
         device,
         search: config.search,
     };
-    let a = PlayerSpec::Network { weights: candidate.to_path_buf(), budget };
-    let b = PlayerSpec::Network { weights: best.clone(), budget };
-    let report = play_match(&a, &b, &options, &mut |_| {})?;
+    let (mut a, _) = load_checkpoint(candidate, device)?;
+    let (mut b, _) = load_checkpoint(&best, device)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads)
+        .build()
+        .context("cannot start the gate's search threads")?;
+    // Every game at once, each network's leaves in one batch per step.
+    let parallel = (options.games as usize).min(MAX_GAMES_AT_ONCE);
+    let report = pool.install(|| network_match(&mut a, &mut b, gate.simulations, &options, parallel))?;
     let accepted = report.tally.score() >= gate.threshold;
     if accepted {
         set_best_checkpoint(&models, candidate)?;

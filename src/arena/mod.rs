@@ -3,6 +3,7 @@
 //! parallel; results with intervals, an optional SPRT stop, and the ratings
 //! of a run's checkpoints.
 
+pub mod batched;
 pub mod gate;
 pub mod ratings;
 pub mod stats;

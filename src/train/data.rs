@@ -262,6 +262,15 @@ impl Window {
         self.games.len()
     }
 
+    /// The bytes the window's samples take in memory (positions, policy
+    /// targets, bookkeeping), for measuring.
+    pub fn memory_bytes(&self) -> usize {
+        let policies: usize = self.samples.iter().map(|s| s.policy.capacity() * size_of::<(u16, f32)>()).sum();
+        self.samples.capacity() * size_of::<TrainingSample>()
+            + policies
+            + self.games.capacity() * size_of::<(u64, usize)>()
+    }
+
     pub fn len(&self) -> usize {
         self.samples.len()
     }

@@ -31,7 +31,8 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Measure instead: training samples/s with data loading, against train
-    /// steps on one fixed batch, each for this many seconds.
+    /// steps on one fixed batch, each for this many seconds (in alternating
+    /// one-second slices).
     #[arg(long, value_name = "SECONDS")]
     bench: Option<f64>,
 }
@@ -69,30 +70,36 @@ fn bench(config: &Config, run_dir: &RunDir, device: tch::Device, seconds: f64) -
     let batch_size = config.train.batch_size;
     let duration = Duration::from_secs_f64(seconds);
 
+    // Raw steps on one fixed batch, and steps as training runs them (batches
+    // built on a second thread), in alternating one-second slices, so that
+    // both see the same stretch of a shared machine's time.
     let fixed = window.batch(batch_size, &mut rng);
     trainer.train_step(&fixed)?;
-    let (start, mut steps) = (Instant::now(), 0u64);
-    while start.elapsed() < duration {
-        trainer.train_step(&fixed)?;
-        steps += 1;
-    }
-    let raw = (steps * batch_size as u64) as f64 / start.elapsed().as_secs_f64();
-
-    // As training runs: batches built on a second thread while the network trains.
-    let (start, mut steps) = (Instant::now(), 0u64);
+    let slice = Duration::from_secs(1).min(duration);
+    let (mut raw, mut loaded) = ((0u64, 0.0f64), (0u64, 0.0f64));
     std::thread::scope(|scope| -> Result<()> {
         let (sender, batches) = std::sync::mpsc::sync_channel(2);
         let window = &window;
         let mut batch_rng = SmallRng::seed_from_u64(1);
         scope.spawn(move || while sender.send(window.batch(batch_size, &mut batch_rng)).is_ok() {});
-        while start.elapsed() < duration {
-            let batch = batches.recv()?;
-            trainer.train_step(&batch)?;
-            steps += 1;
+        while raw.1 < seconds || loaded.1 < seconds {
+            let start = Instant::now();
+            while start.elapsed() < slice {
+                trainer.train_step(&fixed)?;
+                raw.0 += 1;
+            }
+            raw.1 += start.elapsed().as_secs_f64();
+            let start = Instant::now();
+            while start.elapsed() < slice {
+                trainer.train_step(&batches.recv()?)?;
+                loaded.0 += 1;
+            }
+            loaded.1 += start.elapsed().as_secs_f64();
         }
         Ok(())
     })?;
-    let loaded = (steps * batch_size as u64) as f64 / start.elapsed().as_secs_f64();
+    let rate = |(steps, secs): (u64, f64)| (steps * batch_size as u64) as f64 / secs;
+    let (raw, loaded) = (rate(raw), rate(loaded));
     let loss = trainer.train_step(&fixed)?;
     println!("window: {} samples; batch {batch_size}; network {:?}", window.len(), config.network);
     println!("raw train steps (one fixed batch): {raw:.0} samples/s");

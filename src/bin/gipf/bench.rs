@@ -2,13 +2,17 @@
 
 use std::time::Duration;
 
-use anyhow::Result;
 use std::path::PathBuf;
+use std::time::Instant;
 
-use gipf::bench::{net_throughput, random_games, uniform_search};
+use anyhow::{Context, Result};
+
+use gipf::bench::{memory_bytes, net_throughput, random_games, synthetic_games, uniform_search};
 use gipf::config::Config;
 use gipf::net::{parse_device, Network};
 use gipf::rules::Variant;
+use gipf::train::data::Window;
+use gipf::train::window_size;
 
 #[derive(clap::Subcommand)]
 pub enum Bench {
@@ -42,6 +46,76 @@ pub enum Bench {
         #[arg(long)]
         threads: Option<i32>,
     },
+    /// A trainer's start on a large games folder: seconds to fill its window,
+    /// and the memory the window takes against the process's peak.
+    Window {
+        /// Games folder (made first with --generate).
+        #[arg(long)]
+        dir: PathBuf,
+        /// Configuration whose [train] window is filled.
+        #[arg(long, default_value = "configs/cpu.toml")]
+        config: PathBuf,
+        /// Write random games of about this many positions into --dir, then stop.
+        #[arg(long, value_name = "POSITIONS")]
+        generate: Option<u64>,
+        /// Start as a trainer without a checkpoint (reading every file), not
+        /// as one resumed from a checkpoint that read them all.
+        #[arg(long)]
+        fresh: bool,
+    },
+}
+
+/// What `--generate` wrote, kept beside the shards for the measurement.
+const SYNTHETIC_FILE: &str = "synthetic.json";
+
+fn window(dir: &std::path::Path, config: &std::path::Path, generate: Option<u64>, fresh: bool) -> Result<()> {
+    let config = Config::load(config)?;
+    if let Some(positions) = generate {
+        let (games, positions) = synthetic_games(dir, config.selfplay.variant, positions, 64, 1)?;
+        let bytes: u64 = gipf::shards::list(dir)?.iter().map(|f| f.path.metadata().map_or(0, |m| m.len())).sum();
+        gipf::durable::write_atomic(
+            &dir.join(SYNTHETIC_FILE),
+            serde_json::json!({"games": games, "positions": positions}).to_string().as_bytes(),
+        )?;
+        println!("{games} games, {positions} positions, {bytes} bytes ({:.0} a game)", bytes as f64 / games as f64);
+        return Ok(());
+    }
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join(SYNTHETIC_FILE))
+            .with_context(|| format!("no {SYNTHETIC_FILE} in {}: run with --generate first", dir.display()))?,
+    )?;
+    let positions = summary["positions"].as_u64().context("a position count")?;
+    let files = gipf::shards::list(dir)?;
+    let mut window = match fresh {
+        true => Window::new(&config),
+        false => Window::resume(&config, positions, files.last().map(|f| f.name.clone())),
+    };
+    let (rss_before, _) = memory_bytes().unwrap_or_default();
+    let start = Instant::now();
+    let report = window.load_new(dir, |total| window_size(&config, total))?;
+    let seconds = start.elapsed().as_secs_f64();
+    let (rss, peak) = memory_bytes().unwrap_or_default();
+    let bytes = window.memory_bytes();
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    println!(
+        "{} start on {} files ({positions} positions): read {} files, passed over {}, in {seconds:.2} s",
+        if fresh { "fresh" } else { "resumed" },
+        files.len(),
+        report.files,
+        report.passed_over
+    );
+    println!(
+        "window: {} samples of {} games, {:.1} MiB in memory; process memory {:.1} MiB before, {:.1} MiB after, \
+         peak {:.1} MiB: peak growth {:.2} times the window",
+        window.len(),
+        window.games(),
+        mib(bytes as u64),
+        mib(rss_before),
+        mib(rss),
+        mib(peak),
+        (peak.saturating_sub(rss_before)) as f64 / bytes.max(1) as f64
+    );
+    Ok(())
 }
 
 pub fn run(which: Bench) -> Result<()> {
@@ -91,5 +165,6 @@ pub fn run(which: Bench) -> Result<()> {
             }
             Ok(())
         }
+        Bench::Window { dir, config, generate, fresh } => window(&dir, &config, generate, fresh),
     }
 }
