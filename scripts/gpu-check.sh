@@ -1,22 +1,52 @@
 #!/usr/bin/env bash
-# On a machine with an NVIDIA GPU: builds against the full CUDA wheel, shows
-# that the binaries link the CUDA backend, and measures the GPU config's raw
-# network throughput, self-play against it, and training (with and without
-# data loading). About 3 minutes after the build. Output: figures on stdout.
+# The GPU check: shows that the binaries load LibTorch's CUDA backend and see
+# the GPU, then measures the GPU config's raw network throughput by batch
+# size, self-play against it (with its ratio to raw), and training (with and
+# without data loading). Runs where nothing is built or installed: from the
+# bundle of scripts/gpu-bundle.sh (bin/ and configs/ beside this script), or
+# in a checkout after `cargo build --release --workspace`. The LibTorch it
+# loads is the one of the machine's python3 (PYTHON to choose another).
+#
+#   .gpu/gpu-check.sh                  # on the GPU machine: about 6 minutes
+#   .gpu/gpu-check.sh --device cpu     # a dry run on a CPU (quick, cpu.toml)
+#
+# Figures go to stdout and to $OUT/gpu-check.txt ($OUT: the device tool's
+# output folder; /tmp when unset).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-SECONDS_EACH="${SECONDS_EACH:-60}"
-WORK="${WORK:-/tmp/gipf-gpu-check}"
-scripts/setup-torch.sh
-cargo build --release --workspace --locked
-echo "== linking"
-readelf -d target/release/gipf | grep -E 'libtorch_cuda|RUNPATH|RPATH'
-nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
+HERE="$(cd "$(dirname "$0")" && pwd)"
+DEVICE=cuda
+[ "${1:-}" = "--device" ] && DEVICE="${2:?--device needs cpu or cuda}"
+if [ -d "$HERE/bin" ]; then BIN="$HERE/bin" CONFIGS="$HERE/configs"; else BIN="$HERE/../target/release" CONFIGS="$HERE/../configs"; fi
+PYTHON="${PYTHON:-python3}"
+REPORT="${OUT:-/tmp}/gpu-check.txt"
+WORK="${WORK:-/tmp/gpu-check-work}"
+if [ "$DEVICE" = cpu ]; then
+    CONFIG="${CONFIG:-$CONFIGS/cpu.toml}" SECONDS_EACH="${SECONDS_EACH:-5}" BATCHES="${BATCHES:-1,32,256}"
+else
+    CONFIG="${CONFIG:-$CONFIGS/gpu.toml}" SECONDS_EACH="${SECONDS_EACH:-60}" BATCHES="${BATCHES:-1,64,256,1024,2048,4096}"
+fi
+mkdir -p "$(dirname "$REPORT")"
+exec > >(tee "$REPORT") 2>&1
+
+echo "== machine"
+TORCH_LIB="$("$PYTHON" -W ignore -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
+"$PYTHON" -W ignore -c 'import torch; print("python torch", torch.__version__, "| cuda", torch.version.cuda, "| GPU seen by PyTorch:", torch.cuda.is_available())'
+export LD_LIBRARY_PATH="$TORCH_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
+nproc
+cat "$HERE/BUILD" 2>/dev/null || true
+echo "== linking: the LibTorch libraries gipf loads"
+ldd "$BIN/gipf" | grep -E 'libtorch|libc10' || true
+if ldd "$BIN/gipf" | grep -q 'libtorch_cuda.so => not found'; then echo "libtorch_cuda.so not found under $TORCH_LIB"; exit 1; fi
+
 rm -rf "$WORK" && mkdir -p "$WORK"
-echo "== raw network (configs/gpu.toml)"
-target/release/gipf bench net --config configs/gpu.toml --device cuda --seconds 5
+echo "== raw network ($(basename "$CONFIG")), float32"
+"$BIN/gipf" bench net --config "$CONFIG" --device "$DEVICE" --seconds 3 --batches "$BATCHES"
 echo "== self-play against the bare network"
-target/release/selfplay --config configs/gpu.toml --device cuda --out "$WORK/bench-games" --bench "$SECONDS_EACH"
+"$BIN/selfplay" --config "$CONFIG" --device "$DEVICE" --out "$WORK/bench-games" --bench "$SECONDS_EACH"
+echo "== self-play's CPU side alone (no network)"
+"$BIN/selfplay" --config "$CONFIG" --device "$DEVICE" --out "$WORK/constant" --bench 15 --constant-network
 echo "== training (on quick games of the tiny config: samples do not depend on the network)"
-target/release/selfplay --config configs/tiny.toml --device cpu --games 60 --out "$WORK/run/games" > /dev/null
-target/release/trainer --config configs/gpu.toml --device cuda --run "$WORK/run" --bench "$SECONDS_EACH"
+"$BIN/selfplay" --config "$CONFIGS/tiny.toml" --device cpu --games 60 --out "$WORK/run/games" >/dev/null 2>&1
+"$BIN/trainer" --config "$CONFIG" --device "$DEVICE" --run "$WORK/run" --bench "$SECONDS_EACH"
+echo "== done; figures in $REPORT"

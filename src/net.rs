@@ -44,7 +44,7 @@ pub fn check_range(name: &str, value: i64, min: i64, max: i64) -> Result<()> {
 
 /// Reads `auto`, `cpu`, `cuda` or `cuda:N`; `auto` picks CUDA when present.
 pub fn parse_device(text: &str) -> Result<Device> {
-    Ok(match text {
+    let device = match text {
         "auto" => Device::cuda_if_available(),
         "cpu" => Device::Cpu,
         "cuda" => Device::Cuda(0),
@@ -52,7 +52,24 @@ pub fn parse_device(text: &str) -> Result<Device> {
             Some(n) => Device::Cuda(n),
             None => bail!("unknown device '{text}': expected auto, cpu, cuda or cuda:N"),
         },
-    })
+    };
+    if let Device::Cuda(n) = device {
+        let count = tch::Cuda::device_count();
+        anyhow::ensure!(
+            (n as i64) < count,
+            "device {text}: LibTorch sees {count} CUDA devices (no driver, no GPU, or libtorch_cuda.so not loaded)"
+        );
+    }
+    Ok(device)
+}
+
+/// What LibTorch sees of CUDA, in one line.
+pub fn cuda_summary() -> String {
+    let count = tch::Cuda::device_count();
+    match count {
+        0 => "CUDA: not available (CPU only)".to_string(),
+        n => format!("CUDA: {n} device(s), cuDNN {}", if tch::Cuda::cudnn_is_available() { "yes" } else { "no" }),
+    }
 }
 
 fn conv(p: nn::Path, c_in: i64, c_out: i64, k: i64) -> nn::Conv2D {

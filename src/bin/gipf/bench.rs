@@ -45,6 +45,9 @@ pub enum Bench {
         /// LibTorch intra-op threads (default: the config's selfplay.torch_threads).
         #[arg(long)]
         threads: Option<i32>,
+        /// Batch sizes to measure, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1,8,32,128,512")]
+        batches: Vec<usize>,
     },
     /// A trainer's start on a large games folder: seconds to fill its window,
     /// and the memory the window takes against the process's peak.
@@ -146,22 +149,24 @@ pub fn run(which: Bench) -> Result<()> {
             }
             Ok(())
         }
-        Bench::Net { config, device, seconds, threads } => {
+        Bench::Net { config, device, seconds, threads, batches } => {
             anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--seconds must be positive");
+            anyhow::ensure!(batches.iter().all(|&b| (1..=65_536).contains(&b)), "--batches: sizes from 1 to 65536");
             let config = Config::load(&config)?;
             let device = parse_device(&device)?;
             tch::set_num_threads(threads.unwrap_or(config.selfplay.torch_threads));
             let network = Network::new(&config.network, device, 0);
             let n = &config.network;
+            println!("{}", gipf::net::cuda_summary());
             println!(
                 "network {} blocks x {} channels on {device:?}, {} threads",
                 n.blocks,
                 n.channels,
                 tch::get_num_threads()
             );
-            for batch in [1, 8, 32, 128, 512] {
+            for batch in batches {
                 let rate = net_throughput(&network, config.selfplay.variant, batch, Duration::from_secs_f64(seconds));
-                println!("batch {batch:>3}: {rate:>10.0} positions/s");
+                println!("batch {batch:>4}: {rate:>10.0} positions/s");
             }
             Ok(())
         }
