@@ -249,6 +249,16 @@ mod tests {
     const TINY: NetConfig = NetConfig { blocks: 1, channels: 8, value_hidden: 8 };
 
     #[test]
+    fn a_cuda_device_libtorch_does_not_see_is_refused() {
+        let missing = format!("cuda:{}", tch::Cuda::device_count());
+        let err = format!("{:#}", parse_device(&missing).unwrap_err());
+        assert!(err.contains(&format!("device {missing}: LibTorch sees")), "{err}");
+        assert!(format!("{:#}", parse_device("gpu").unwrap_err()).contains("unknown device 'gpu'"));
+        assert!(parse_device("cuda:x").is_err());
+        assert_eq!(parse_device("cpu").unwrap(), Device::Cpu);
+    }
+
+    #[test]
     fn shapes_priors_and_values() {
         let mut net = Network::new(&TINY, Device::Cpu, 1);
         let positions = [Position::new(Variant::Standard), Position::new(Variant::Tournament)];
@@ -273,12 +283,5 @@ mod tests {
         let other = NetConfig { channels: 16, ..TINY };
         assert!(Network::load(&path, &other, Device::Cpu).is_err());
         assert!(Network::load(&dir.path().join("missing.safetensors"), &TINY, Device::Cpu).is_err());
-    }
-
-    #[test]
-    fn devices_parse() {
-        assert_eq!(parse_device("cpu").unwrap(), Device::Cpu);
-        assert_eq!(parse_device("cuda:1").unwrap(), Device::Cuda(1));
-        assert!(parse_device("tpu").unwrap_err().to_string().contains("unknown device"));
     }
 }
