@@ -6,6 +6,9 @@ for tool in cargo rustfmt cargo-clippy; do
     command -v "$tool" >/dev/null || { echo "test.sh: $tool is missing (install the Rust toolchain with rustfmt and clippy)" >&2; exit 1; }
 done
 scripts/setup-torch.sh
+# SeaweedFS, the S3 server the object-store tests start (WEED: its binary).
+WEED="$(scripts/setup-s3.sh)"
+export WEED
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked

@@ -193,23 +193,66 @@ pub fn prune(dir: &Path, keep_last: usize, keep_every_steps: u64) -> Result<Vec<
     Ok(removed)
 }
 
-/// A `--model` argument: a weights file, or a folder of checkpoints.
+/// A `--model` argument: a weights file, a folder of checkpoints, or the
+/// models of a run in an object store (`s3://bucket/prefix/models`).
 #[derive(Clone, Debug)]
 pub enum ModelSource {
     /// No model given: a freshly initialised network.
     Fresh,
     File(PathBuf),
     Folder(PathBuf),
+    /// The checkpoint named in the store's `latest.json`, downloaded into
+    /// a local folder; the store is asked again at most every [`POLL`].
+    Store(std::sync::Arc<RemoteModels>),
+}
+
+/// How often self-play asks an object store for a newer checkpoint.
+pub const POLL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The models of a run in an object store, and their local copies.
+#[derive(Debug)]
+pub struct RemoteModels {
+    pub store: crate::store::Store,
+    pub cache: PathBuf,
+    last: std::sync::Mutex<Option<(std::time::Instant, Option<PathBuf>)>>,
+}
+
+impl RemoteModels {
+    fn current(&self) -> Result<Option<PathBuf>> {
+        let mut last = self.last.lock().expect("no panic while polling");
+        if let Some((at, weights)) = last.as_ref() {
+            if at.elapsed() < POLL {
+                return Ok(weights.clone());
+            }
+        }
+        let weights = match self.store.latest("")? {
+            Some(latest) => Some(self.store.download_checkpoint("", &latest, &self.cache)?),
+            None => None,
+        };
+        *last = Some((std::time::Instant::now(), weights.clone()));
+        Ok(weights)
+    }
 }
 
 impl ModelSource {
     pub fn from_arg(arg: Option<&Path>) -> Result<ModelSource> {
         Ok(match arg {
             None => ModelSource::Fresh,
+            Some(p) if crate::store::is_url(&p.to_string_lossy()) => {
+                let url = p.to_string_lossy();
+                let cache = crate::store::local_cache(&url, "models");
+                let store = crate::store::Store::open(&url)?;
+                ModelSource::Store(std::sync::Arc::new(RemoteModels { store, cache, last: Default::default() }))
+            }
             Some(p) if p.is_dir() => ModelSource::Folder(p.to_path_buf()),
             Some(p) if p.is_file() => ModelSource::File(p.to_path_buf()),
             Some(p) => bail!("model {} does not exist", p.display()),
         })
+    }
+
+    /// Whether newer checkpoints may appear (a folder, or a store).
+    pub fn follows_training(&self) -> bool {
+        matches!(self, ModelSource::Folder(_) | ModelSource::Store(_))
     }
 
     /// The weights to use now, if any: for a folder, the checkpoint named in
@@ -222,6 +265,7 @@ impl ModelSource {
                 Some(best) => Ok(Some(best)),
                 None => newest_checkpoint(dir),
             },
+            ModelSource::Store(remote) => remote.current(),
         }
     }
 }

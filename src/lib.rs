@@ -21,6 +21,7 @@ pub mod export;
 pub mod games;
 pub mod selfplay;
 pub mod shards;
+pub mod store;
 pub mod train;
 
 /// Logs to standard error, at `info` unless `RUST_LOG` says otherwise, with

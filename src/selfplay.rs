@@ -417,6 +417,9 @@ pub struct RunOptions {
     /// Replace the network's forward pass by [`ConstantForward`], to
     /// measure self-play's CPU side alone.
     pub constant_network: bool,
+    /// Upload each shard from `out` (then an outbox) into this store,
+    /// create-only, removing it locally once stored.
+    pub upload: Option<crate::store::Store>,
 }
 
 /// What [`run`] did.
@@ -533,11 +536,11 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
         }
         let forward: &mut dyn Forward = if options.constant_network { &mut constant } else { &mut network };
         let finished_games = generator.step(forward, &pool, &model);
-        shards.flush_if_due()?;
+        let mut written = shards.flush_if_due()?.is_some();
         for game in finished_games {
-            shards.push(game)?;
+            written |= shards.push(game)?.is_some();
             bar.inc(1);
-            if let ModelSource::Folder(_) = options.model {
+            if options.model.follows_training() {
                 let newest = options.model.current()?;
                 if newest != current {
                     forward_before += network.forward_seconds;
@@ -546,6 +549,12 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
                     current = newest;
                     tracing::info!(model, "picked up a new checkpoint");
                 }
+            }
+        }
+        if let (true, Some(store)) = (written, &options.upload) {
+            // A failure leaves the shard in the outbox for the next try.
+            if let Err(e) = store.upload_outbox(&options.out, "") {
+                tracing::warn!("uploading shards: {e:#} (kept in {} for the next try)", options.out.display());
             }
         }
         let secs = elapsed(paused).max(1e-9);
@@ -559,6 +568,9 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
         ));
     }
     shards.flush()?;
+    if let Some(store) = &options.upload {
+        crate::store::retry_forever("uploading shards", || store.upload_outbox(&options.out, ""));
+    }
     bar.finish();
     let forward_seconds = forward_before + network.forward_seconds;
     let raw = probe.map(|(_, batch)| (raw.0, raw.1, batch));

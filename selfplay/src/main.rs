@@ -20,11 +20,15 @@ struct Args {
     /// Games to play; 0 plays until stopped.
     #[arg(long, default_value_t = 0)]
     games: u64,
-    /// Games folder: finished games are written there in shards.
+    /// Games folder: finished games are written there in shards. Or an
+    /// object store's folder (s3://bucket/prefix/games): each shard is
+    /// uploaded there from a local outbox.
     #[arg(long)]
     out: PathBuf,
     /// Weights file, or a folder whose newest checkpoint is used (and picked
-    /// up again as new ones appear). Without it, a fresh network plays.
+    /// up again as new ones appear), or an object store's models folder
+    /// (s3://bucket/prefix/models, its latest.json). Without it, a fresh
+    /// network plays.
     #[arg(long)]
     model: Option<PathBuf>,
     /// auto, cpu, cuda or cuda:N.
@@ -70,9 +74,15 @@ fn run_args(args: Args) -> Result<()> {
         None => gipf::shards::new_worker_id(),
     };
     tracing::info!(seed, worker, "self-play process");
+    let url = args.out.to_string_lossy().into_owned();
+    let (out, upload) = match gipf::store::is_url(&url) {
+        true => (gipf::store::local_cache(&url, "outbox"), Some(gipf::store::Store::open(&url)?)),
+        false => (args.out, None),
+    };
     let options = RunOptions {
         config: config.clone(),
-        out: args.out,
+        out,
+        upload,
         games: (args.games > 0).then_some(args.games),
         model: ModelSource::from_arg(args.model.as_deref())?,
         device,

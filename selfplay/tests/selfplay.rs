@@ -33,6 +33,7 @@ fn options(out: &Path, model: ModelSource, games: u64) -> RunOptions {
         progress: false,
         probe_raw: false,
         constant_network: false,
+        upload: None,
     }
 }
 

@@ -295,10 +295,25 @@ impl Logs {
     }
 }
 
-/// Where a run keeps its files.
+/// Where a run keeps its files: a local folder, which for a run in an
+/// object store is this machine's copy of it (shards downloaded into
+/// `games/`, checkpoints saved in `models/` and published to the store).
 #[derive(Clone, Debug)]
 pub struct RunDir {
     pub root: PathBuf,
+    pub store: Option<std::sync::Arc<crate::store::Store>>,
+}
+
+impl RunDir {
+    /// A run given as a folder, or as an object store URL (`s3://bucket/prefix`).
+    pub fn open(arg: &str) -> Result<RunDir> {
+        if crate::store::is_url(arg) {
+            let store = crate::store::Store::open(arg)?;
+            Ok(RunDir { root: crate::store::local_cache(arg, "run"), store: Some(std::sync::Arc::new(store)) })
+        } else {
+            Ok(RunDir { root: PathBuf::from(arg), store: None })
+        }
+    }
 }
 
 impl RunDir {

@@ -11,7 +11,7 @@ use tch::Device;
 
 use super::{train_steps, Logs, RunDir, Trainer, Wait};
 use crate::arena;
-use crate::checkpoint::{prune, read_meta, ModelSource};
+use crate::checkpoint::{newest_checkpoint, prune, read_meta, ModelSource};
 use crate::config::Config;
 use crate::selfplay::{self, RunOptions};
 
@@ -29,19 +29,31 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
     for dir in [run.games(), run.models(), run.logs()] {
         std::fs::create_dir_all(&dir)?;
     }
+    if let Some(store) = &run.store {
+        // A trainer on a new machine resumes from the store's newest checkpoint.
+        if newest_checkpoint(&run.models())?.is_none() {
+            if let Some(latest) = store.latest("models")? {
+                store.download_checkpoint("models", &latest, &run.models())?;
+            }
+        }
+    }
     let trainer = Trainer::resume_or_new(config, &run.models(), device, seed as i64)?;
     if trainer.step == 0 {
         // The first checkpoint is the untrained network, so that self-play and
         // the arena have a fixed starting point.
-        trainer.save(&run.models())?;
+        save(&trainer, run)?;
     }
     tracing::info!(step = trainer.step, run = %run.root.display(), "trainer ready");
     Ok((trainer, Logs::new(&run.logs())?))
 }
 
-/// Saves a checkpoint, then applies the retention policy.
+/// Saves a checkpoint (and publishes it, for a run in an object store),
+/// then applies the retention policy.
 fn save(trainer: &Trainer, run: &RunDir) -> Result<std::path::PathBuf> {
     let path = trainer.save(&run.models())?;
+    if let Some(store) = &run.store {
+        store.publish_checkpoint("models", &path, trainer.step)?;
+    }
     let t = &trainer.config.train;
     let removed = prune(&run.models(), t.keep_last, t.keep_every_steps)?;
     if !removed.is_empty() {
@@ -71,6 +83,12 @@ pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_s
     while total_steps.is_none_or(|n| trainer.step < n) {
         let chunk =
             (config.train.steps_per_generation - unsaved).min(total_steps.map_or(u64::MAX, |n| n - trainer.step));
+        if let Some(store) = &run.store {
+            let new = store.download_new("games", &run.games())?;
+            if new > 0 {
+                tracing::debug!(shards = new, "downloaded");
+            }
+        }
         let trained = train_steps(&mut trainer, &mut window, &mut logs, &run.games(), chunk, &mut rng, &bar)?;
         unsaved += trained.steps;
         if trained.steps > 0 {
@@ -137,6 +155,7 @@ pub fn self_play_loop(
             progress: true,
             probe_raw: false,
             constant_network: false,
+            upload: None,
         })?;
         tracing::info!(
             generation,

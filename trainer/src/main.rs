@@ -19,6 +19,8 @@ struct Args {
     #[arg(long)]
     config: PathBuf,
     /// Run folder: games/ (read), models/ (checkpoints), logs/ (TensorBoard).
+    /// Or a run in an object store (s3://bucket/prefix): its games/ are
+    /// downloaded into a local copy, checkpoints published to its models/.
     #[arg(long)]
     run: PathBuf,
     /// Stop at this training step; 0 trains until stopped.
@@ -49,7 +51,7 @@ fn run_args(args: Args) -> Result<()> {
     let config = Config::load(&args.config)?;
     let device = parse_device(&args.device)?;
     tch::set_num_threads(config.selfplay.torch_threads);
-    let run_dir = RunDir { root: args.run };
+    let run_dir = RunDir::open(&args.run.to_string_lossy())?;
     match args.bench {
         None => run::trainer(&config, &run_dir, device, args.seed, (args.steps > 0).then_some(args.steps)),
         Some(seconds) => bench(&config, &run_dir, device, seconds),

@@ -33,6 +33,7 @@ fn games(n: u64) -> tempfile::TempDir {
         progress: false,
         probe_raw: false,
         constant_network: false,
+        upload: None,
     };
     run(options).unwrap();
     dir
@@ -237,6 +238,7 @@ fn a_resumed_window_reads_only_what_it_needs_and_refuses_repeats() {
             progress: false,
             probe_raw: false,
             constant_network: false,
+            upload: None,
         };
         run(options).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -289,6 +291,7 @@ fn the_trainer_waits_at_max_reuse_and_resumes_with_new_games() {
             progress: false,
             probe_raw: false,
             constant_network: false,
+            upload: None,
         };
         run(options).unwrap();
     };

@@ -30,5 +30,5 @@ pub fn run(args: Args) -> Result<()> {
     let device = parse_device(&args.device)?;
     tch::set_num_threads(config.selfplay.torch_threads);
     let generations = (args.generations > 0).then_some(args.generations);
-    run::self_play_loop(&config, &RunDir { root: args.run }, device, args.seed, generations)
+    run::self_play_loop(&config, &RunDir { root: args.run, store: None }, device, args.seed, generations)
 }

@@ -1,0 +1,296 @@
+//! Runs in an S3-compatible object store, through the `object_store` crate:
+//! a run given as `s3://bucket/prefix` keeps its shards under `games/` and
+//! its checkpoints under `models/` there, with `models/latest.json` naming
+//! the newest. Endpoint and credentials come from the standard `AWS_*`
+//! variables (`AWS_ENDPOINT_URL` for a self-hosted store).
+//!
+//! Every process works on local folders and this module moves files between
+//! them and the store:
+//! - self-play writes its shards into a local outbox and uploads each with a
+//!   create-only put (a retry never duplicates or overwrites), removing it
+//!   once stored; what fails stays in the outbox for the next try, also
+//!   across restarts;
+//! - the trainer downloads the shards it has not seen into its local games
+//!   folder (each once), and publishes a checkpoint by uploading its files,
+//!   then `latest.json` with their sha256;
+//! - self-play polls `latest.json` and downloads a new checkpoint into a
+//!   local models folder (temporary names, checked against the sha256,
+//!   renamed; weights last), switching between games as with a folder.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use futures::StreamExt;
+use object_store::path::Path as Key;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::durable::write_atomic;
+
+/// Whether a run or model argument names an object store.
+pub fn is_url(text: &str) -> bool {
+    text.starts_with("s3://")
+}
+
+/// A prefix in an object store.
+pub struct Store {
+    store: Arc<dyn ObjectStore>,
+    prefix: Key,
+    url: String,
+    runtime: tokio::runtime::Runtime,
+}
+
+/// The file naming a run's newest checkpoint in the store.
+pub const LATEST_FILE: &str = "latest.json";
+
+/// `models/latest.json`: the newest checkpoint and the sha256 of its files.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Latest {
+    pub step: u64,
+    /// The weights file's name.
+    pub weights: String,
+    /// File name to sha256 (hexadecimal) of every file of the checkpoint.
+    pub sha256: BTreeMap<String, String>,
+}
+
+/// `folder/name`, or `name` alone in the store's own folder (`""`).
+fn join(folder: &str, name: &str) -> String {
+    match folder {
+        "" => name.to_string(),
+        _ => format!("{folder}/{name}"),
+    }
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "Store({})", self.url)
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Store {
+    /// Opens `s3://bucket/prefix`, configured from the environment.
+    pub fn open(url: &str) -> Result<Store> {
+        let rest = url.strip_prefix("s3://").with_context(|| format!("{url}: expected s3://bucket/prefix"))?;
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        anyhow::ensure!(!bucket.is_empty(), "{url}: no bucket named");
+        let mut builder = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
+        if let Ok(endpoint) = std::env::var("AWS_ENDPOINT_URL") {
+            builder = builder.with_allow_http(endpoint.starts_with("http://")).with_endpoint(endpoint);
+        }
+        if std::env::var("AWS_DEFAULT_REGION").is_err() && std::env::var("AWS_REGION").is_err() {
+            builder = builder.with_region("us-east-1");
+        }
+        let store = builder.build().with_context(|| format!("{url}: cannot configure the object store"))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the object store's runtime")?;
+        Ok(Store {
+            store: Arc::new(store),
+            prefix: Key::from(prefix.trim_end_matches('/')),
+            url: url.trim_end_matches('/').to_string(),
+            runtime,
+        })
+    }
+
+    fn key(&self, name: &str) -> Key {
+        name.split('/').filter(|p| !p.is_empty()).fold(self.prefix.clone(), |key, part| key.join(part))
+    }
+
+    /// The URL of `name` in the store, for messages.
+    pub fn url(&self, name: &str) -> String {
+        join(&self.url, name)
+    }
+
+    /// The names of the objects directly in `folder`.
+    pub fn list(&self, folder: &str) -> Result<Vec<String>> {
+        let key = self.key(folder);
+        self.runtime.block_on(async {
+            let mut names = Vec::new();
+            let mut listing = self.store.list(Some(&key));
+            while let Some(meta) = listing.next().await {
+                let meta = meta.with_context(|| format!("cannot list {}", self.url(folder)))?;
+                if let Some(name) = meta.location.prefix_match(&key).and_then(|mut parts| {
+                    let first = parts.next()?;
+                    parts.next().is_none().then(|| first.as_ref().to_string())
+                }) {
+                    names.push(name);
+                }
+            }
+            names.sort();
+            Ok(names)
+        })
+    }
+
+    /// The bytes of `name`, or `None` when there is no such object.
+    pub fn get(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        let key = self.key(name);
+        self.runtime.block_on(async {
+            match self.store.get(&key).await {
+                Ok(got) => {
+                    Ok(Some(got.bytes().await.with_context(|| format!("cannot read {}", self.url(name)))?.to_vec()))
+                }
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e).with_context(|| format!("cannot read {}", self.url(name))),
+            }
+        })
+    }
+
+    /// Stores `bytes` as `name` only if no object has that name; returns
+    /// whether it was created (false: the name was taken, nothing changed).
+    pub fn create(&self, name: &str, bytes: Vec<u8>) -> Result<bool> {
+        let key = self.key(name);
+        let options = PutOptions { mode: PutMode::Create, ..Default::default() };
+        self.runtime.block_on(async {
+            match self.store.put_opts(&key, PutPayload::from(bytes), options).await {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+                Err(e) => Err(e).with_context(|| format!("cannot write {}", self.url(name))),
+            }
+        })
+    }
+
+    /// Stores `bytes` as `name`, replacing what was there.
+    pub fn put(&self, name: &str, bytes: Vec<u8>) -> Result<()> {
+        let key = self.key(name);
+        self.runtime.block_on(async {
+            self.store
+                .put(&key, PutPayload::from(bytes))
+                .await
+                .with_context(|| format!("cannot write {}", self.url(name)))
+        })?;
+        Ok(())
+    }
+
+    /// Uploads every shard in the local `outbox` to `folder` (create-only:
+    /// a shard already stored, by an earlier try whose answer was lost, is
+    /// not written twice) and removes each once stored. Returns the shards
+    /// uploaded; stops at the first failure, leaving the rest for later.
+    pub fn upload_outbox(&self, outbox: &Path, folder: &str) -> Result<usize> {
+        let mut done = 0;
+        for file in crate::shards::list(outbox)? {
+            let bytes = std::fs::read(&file.path).with_context(|| format!("cannot read {}", file.path.display()))?;
+            if !self.create(&join(folder, &file.name), bytes)? {
+                tracing::debug!(shard = file.name, "already stored");
+            }
+            std::fs::remove_file(&file.path).with_context(|| format!("cannot remove {}", file.path.display()))?;
+            done += 1;
+        }
+        Ok(done)
+    }
+
+    /// Downloads the shards of `folder` not yet in the local folder `into`
+    /// (each written atomically there); returns how many.
+    pub fn download_new(&self, folder: &str, into: &Path) -> Result<usize> {
+        std::fs::create_dir_all(into).with_context(|| format!("cannot create {}", into.display()))?;
+        let mut done = 0;
+        for name in self.list(folder)? {
+            let shard = name.starts_with(crate::shards::SHARD_PREFIX) && name.ends_with(crate::shards::SHARD_SUFFIX);
+            if !shard || into.join(&name).exists() {
+                continue;
+            }
+            let key = join(folder, &name);
+            let bytes = self.get(&key)?.with_context(|| format!("{} was listed but is gone", self.url(&key)))?;
+            write_atomic(&into.join(&name), &bytes)?;
+            done += 1;
+        }
+        Ok(done)
+    }
+
+    /// Publishes a checkpoint saved locally (its weights file, and the
+    /// description and optimizer state beside it) under `folder`: the files
+    /// first, then `latest.json`, so that a reader never sees a checkpoint
+    /// whose files are not all there.
+    pub fn publish_checkpoint(&self, folder: &str, weights: &Path, step: u64) -> Result<()> {
+        let mut sha256 = BTreeMap::new();
+        // The weights last among the files, as in a local models folder.
+        for ext in ["json", "optim", "safetensors"] {
+            let path = weights.with_extension(ext);
+            let name = path.file_name().context("a checkpoint file has a name")?.to_string_lossy().into_owned();
+            let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            sha256.insert(name.clone(), sha256_hex(&bytes));
+            self.put(&join(folder, &name), bytes)?;
+        }
+        let weights = weights.file_name().context("a weights file has a name")?.to_string_lossy().into_owned();
+        let latest = Latest { step, weights, sha256 };
+        self.put(&join(folder, LATEST_FILE), serde_json::to_vec_pretty(&latest)?)
+    }
+
+    /// The newest published checkpoint, if any.
+    pub fn latest(&self, folder: &str) -> Result<Option<Latest>> {
+        let name = join(folder, LATEST_FILE);
+        match self.get(&name)? {
+            None => Ok(None),
+            Some(bytes) => Ok(Some(
+                serde_json::from_slice(&bytes).with_context(|| format!("{}: not a latest.json", self.url(&name)))?,
+            )),
+        }
+    }
+
+    /// Makes the checkpoint `latest` present in the local folder `cache`:
+    /// each file downloaded under a temporary name, checked against its
+    /// sha256 and renamed, the weights last. Returns the local weights path.
+    pub fn download_checkpoint(&self, folder: &str, latest: &Latest, cache: &Path) -> Result<PathBuf> {
+        std::fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
+        let weights = cache.join(&latest.weights);
+        if weights.is_file() {
+            return Ok(weights);
+        }
+        let mut names: Vec<&String> = latest.sha256.keys().collect();
+        names.sort_by_key(|n| (**n == latest.weights, n.to_string()));
+        for name in names {
+            let key = join(folder, name);
+            let bytes =
+                self.get(&key)?.with_context(|| format!("{} is named in latest.json but absent", self.url(&key)))?;
+            let digest = sha256_hex(&bytes);
+            if digest != latest.sha256[name] {
+                bail!("{}: sha256 {digest} differs from latest.json's {}", self.url(&key), latest.sha256[name]);
+            }
+            write_atomic(&cache.join(name), &bytes)?;
+        }
+        Ok(weights)
+    }
+}
+
+/// Runs `attempt` until it succeeds, waiting 1, 2, 4 ... up to 60 seconds
+/// between tries and warning each time: for work that must not be lost
+/// while the process lives (a shard's upload).
+pub fn retry_forever<T>(what: &str, mut attempt: impl FnMut() -> Result<T>) -> T {
+    let mut wait = Duration::from_secs(1);
+    loop {
+        match attempt() {
+            Ok(value) => return value,
+            Err(e) => {
+                tracing::warn!("{what} failed, trying again in {} s: {e:#}", wait.as_secs());
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_secs(60));
+            }
+        }
+    }
+}
+
+/// A local folder for the files of a store URL on this machine, under the
+/// per-user cache (`GIPF_CACHE`, else `~/.cache/gipf`):
+/// `runs/<the URL as a file name>/<what>`.
+pub fn local_cache(url: &str, what: &str) -> PathBuf {
+    let base = std::env::var_os("GIPF_CACHE").map(PathBuf::from).unwrap_or_else(|| {
+        let home = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
+        home.join("gipf")
+    });
+    base.join("runs").join(file_name_of(url)).join(what)
+}
+
+/// `url` as one file name: letters, digits, '.' and '-' kept, the rest '_'.
+pub fn file_name_of(url: &str) -> String {
+    url.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect()
+}
