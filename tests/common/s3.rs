@@ -1,0 +1,114 @@
+//! A SeaweedFS S3 server on 127.0.0.1 for the object-store tests, started
+//! by them (its binary from `scripts/setup-s3.sh`, named by `WEED`).
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const KEY: &str = "gipf-test-key";
+const SECRET: &str = "gipf-test-secret";
+pub const BUCKET: &str = "gipf";
+
+/// A SeaweedFS server with one bucket, stopped when dropped.
+pub struct S3Server {
+    child: Child,
+    pub endpoint: String,
+    _dir: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl S3Server {
+    pub fn start() -> S3Server {
+        let weed = std::env::var("WEED").map(PathBuf::from).unwrap_or_else(|_| {
+            let home = std::env::var("HOME").unwrap();
+            PathBuf::from(home).join(".cache/gipf/seaweedfs/bin/weed")
+        });
+        assert!(weed.is_file(), "no SeaweedFS at {} (scripts/setup-s3.sh installs it)", weed.display());
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("s3.json");
+        let identity = serde_json::json!({"identities": [{"name": "test",
+            "credentials": [{"accessKey": KEY, "secretKey": SECRET}],
+            "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]});
+        std::fs::write(&config, identity.to_string()).unwrap();
+        std::fs::create_dir_all(dir.path().join("data")).unwrap();
+        let ports: Vec<u16> = (0..9).map(|_| free_port()).collect();
+        let master = ports[0];
+        let args = [
+            "server".to_string(),
+            "-ip=127.0.0.1".into(),
+            "-ip.bind=127.0.0.1".into(),
+            format!("-dir={}", dir.path().join("data").display()),
+            format!("-master.port={master}"),
+            format!("-master.port.grpc={}", ports[1]),
+            format!("-volume.port={}", ports[2]),
+            format!("-volume.port.grpc={}", ports[3]),
+            format!("-filer.port={}", ports[4]),
+            format!("-filer.port.grpc={}", ports[5]),
+            "-s3".into(),
+            format!("-s3.port={}", ports[6]),
+            format!("-s3.port.grpc={}", ports[7]),
+            format!("-iam.port={}", ports[8]),
+            "-s3.port.iceberg=0".into(),
+            "-s3.port.lance=0".into(),
+            format!("-s3.config={}", config.display()),
+            "-master.telemetry=false".into(),
+            "-volume.max=50".into(),
+            "-master.volumeSizeLimitMB=64".into(),
+        ];
+        let child = Command::new(&weed)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("weed.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let server = S3Server { child, endpoint: format!("http://127.0.0.1:{}", ports[6]), _dir: dir };
+        // The bucket, once the filer behind the S3 gateway answers.
+        let start = Instant::now();
+        loop {
+            let mut shell = Command::new(&weed)
+                .args(["shell", &format!("-master=127.0.0.1:{master}.{}", ports[1])])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            writeln!(shell.stdin.take().unwrap(), "s3.bucket.create -name {BUCKET}").unwrap();
+            let out = String::from_utf8_lossy(&shell.wait_with_output().unwrap().stdout).into_owned();
+            if out.contains("created bucket") || out.contains("already exists") {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(90), "SeaweedFS did not start: {out}");
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        // And the S3 gateway itself.
+        while std::net::TcpStream::connect(("127.0.0.1", ports[6])).is_err() {
+            let log = std::fs::read_to_string(server._dir.path().join("weed.log")).unwrap_or_default();
+            let tail: String = log.lines().rev().take(20).collect::<Vec<_>>().join("\n");
+            assert!(start.elapsed() < Duration::from_secs(90), "SeaweedFS's S3 gateway did not start:\n{tail}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        server
+    }
+
+    /// The environment that points the store at this server.
+    pub fn env(&self) -> [(&'static str, String); 3] {
+        [
+            ("AWS_ACCESS_KEY_ID", KEY.into()),
+            ("AWS_SECRET_ACCESS_KEY", SECRET.into()),
+            ("AWS_ENDPOINT_URL", self.endpoint.clone()),
+        ]
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
