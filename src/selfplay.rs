@@ -394,6 +394,9 @@ impl Generator {
     }
 }
 
+/// How often [`run`] logs a status line.
+const STATUS_EVERY: Duration = Duration::from_secs(60);
+
 /// What [`run`] is asked to do.
 pub struct RunOptions {
     pub config: Config,
@@ -514,6 +517,7 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     let mut raw = (0u64, 0.0f64);
     let mut last_probe = Instant::now();
     let mut generator = Generator::new(options.config.clone(), options.seed, options.games, &options.worker);
+    let mut last_status = Instant::now();
     let mut constant = ConstantForward;
     // Forward-pass seconds of the networks replaced so far.
     let mut forward_before = 0.0;
@@ -559,6 +563,18 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
         }
         let secs = elapsed(paused).max(1e-9);
         let s = generator.stats;
+        if options.progress && last_status.elapsed() >= STATUS_EVERY {
+            // One line a minute for logs (a worker's output is rarely a terminal).
+            tracing::info!(
+                games = s.games,
+                games_per_second = format!("{:.2}", s.games as f64 / secs),
+                evaluations_per_second = format!("{:.0}", s.evaluations as f64 / secs),
+                shards = shards.shards(),
+                model,
+                "self-play status"
+            );
+            last_status = Instant::now();
+        }
         bar.set_message(format!(
             "| {:.0} actions/s | {:.0} evals/s | mean length {:.1} | {}",
             s.actions as f64 / secs,

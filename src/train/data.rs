@@ -75,6 +75,8 @@ pub struct Window {
     /// set the window's size and the pacing.
     pub total_samples: u64,
     pub total_games: u64,
+    /// Games files (shards) read since this window started.
+    pub total_files: u64,
 }
 
 /// A minibatch as flat arrays, ready for tensors.
@@ -189,6 +191,7 @@ impl Window {
             }
         };
         report.files += 1;
+        self.total_files += 1;
         for bad in read.bad {
             tracing::warn!("skipping a game: {bad}");
             report.skipped.push((file.path.clone(), bad));

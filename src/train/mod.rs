@@ -275,13 +275,14 @@ impl Logs {
         self.writer.add_scalar("arena/best_step", best_step as f32, step as usize);
     }
 
-    pub fn games(&mut self, step: u64, report: &LoadReport, total_games: u64) {
+    pub fn games(&mut self, step: u64, report: &LoadReport, total_games: u64, total_files: u64) {
         if report.games == 0 {
             return;
         }
         let (s, n) = (step as usize, report.games as f32);
         let w = &mut self.writer;
         w.add_scalar("games/total", total_games as f32, s);
+        w.add_scalar("games/shards_read", total_files as f32, s);
         w.add_scalar("games/mean_length", report.total_actions as f32 / n, s);
         w.add_scalar("games/ended_no_gipf_piece", report.no_gipf_piece as f32 / n, s);
         w.add_scalar("games/ended_no_reserve", report.no_reserve as f32 / n, s);
@@ -380,7 +381,7 @@ pub fn train_steps(
 ) -> Result<Trained> {
     let config = trainer.config.clone();
     let report = window.load_new(games, |total| window_size(&config, total))?;
-    logs.games(trainer.step, &report, window.total_games);
+    logs.games(trainer.step, &report, window.total_games, window.total_files);
     trainer.samples_read = window.total_samples;
     trainer.games_cursor = window.cursor.clone();
     if window.len() < config.train.min_samples {
