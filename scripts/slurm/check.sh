@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs scripts/slurm/gipf.sbatch on a real Slurm: a one-node cluster on this
+# machine (Debian's slurm-wlm, installed and started when none answers; needs
+# root), a job array of one trainer and two workers on the tiny config and a
+# local run folder; checks that the trainer reached its steps and both workers'
+# games are there. About a minute after the build.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if ! command -v sbatch >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y slurm-wlm >/dev/null
+fi
+if ! sinfo >/dev/null 2>&1; then
+    host="$(hostname -s)"
+    mkdir -p /var/spool/slurmctld /var/spool/slurmd /var/log/slurm /run/munge
+    chown munge:munge /run/munge
+    if [ ! -f /etc/slurm/slurm.conf ]; then
+        cat >/etc/slurm/slurm.conf <<CONF
+ClusterName=gipf-local
+SlurmctldHost=$host
+AuthType=auth/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+StateSaveLocation=/var/spool/slurmctld
+SlurmdSpoolDir=/var/spool/slurmd
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmdLogFile=/var/log/slurm/slurmd.log
+SlurmUser=root
+ReturnToService=2
+NodeName=$host CPUs=$(nproc) State=UNKNOWN
+PartitionName=main Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+CONF
+    fi
+    runuser -u munge -- /usr/sbin/munged
+    slurmctld
+    slurmd
+    for _ in $(seq 30); do sinfo >/dev/null 2>&1 && break; sleep 1; done
+fi
+scripts/setup-torch.sh
+cargo build --release --workspace --locked
+run="$(mktemp -d)/run"
+logs="$(mktemp -d)"
+RUN="$run" CONFIG=configs/tiny.toml DEVICE=cpu STEPS=20 GAMES=6 BIN="$PWD/target/release" \
+    timeout 600 sbatch --wait --array=0-2 --output="$logs/gipf-%a.log" scripts/slurm/gipf.sbatch
+ls "$run/models" | grep -q '^step-00000020.safetensors$' || { echo "no step 20: $(ls "$run/models")"; cat "$logs"/*; exit 1; }
+games=$(for f in "$run"/games/shard-*; do zstd -dc "$f"; done | wc -l)
+workers=$(ls "$run/games" | sed -E 's/^shard-[0-9]+-(.*)-[0-9]+\.jsonl\.zst$/\1/' | sort -u | wc -l)
+echo "slurm: trainer reached step 20; $games games from $workers workers"
+[ "$games" = 12 ] && [ "$workers" = 2 ]
