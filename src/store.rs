@@ -176,13 +176,23 @@ impl Store {
     /// uploaded; stops at the first failure, leaving the rest for later.
     pub fn upload_outbox(&self, outbox: &Path, folder: &str) -> Result<usize> {
         let mut done = 0;
+        // Workers on one machine share an outbox: a shard another one has
+        // just uploaded and removed is skipped.
+        let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
         for file in crate::shards::list(outbox)? {
-            let bytes = std::fs::read(&file.path).with_context(|| format!("cannot read {}", file.path.display()))?;
+            let bytes = match std::fs::read(&file.path) {
+                Err(e) if gone(&e) => continue,
+                read => read.with_context(|| format!("cannot read {}", file.path.display()))?,
+            };
             if !self.create(&join(folder, &file.name), bytes)? {
                 tracing::debug!(shard = file.name, "already stored");
             }
-            std::fs::remove_file(&file.path).with_context(|| format!("cannot remove {}", file.path.display()))?;
-            done += 1;
+            match std::fs::remove_file(&file.path) {
+                Err(e) if !gone(&e) => {
+                    return Err(e).with_context(|| format!("cannot remove {}", file.path.display()));
+                }
+                _ => done += 1,
+            }
         }
         Ok(done)
     }
