@@ -67,5 +67,6 @@ RUN="$RUN" CONFIG=configs/tiny.toml DEVICE=cpu STEPS=20 GAMES=6 BIN="$PWD/target
 ls "$run/models" | grep -q '^step-00000020.safetensors$' || { echo "no step 20: $(ls "$run/models")"; cat "$logs"/*; exit 1; }
 games=$(for f in "$run"/games/shard-*; do zstd -dc "$f"; done | wc -l)
 workers=$(ls "$run/games" | sed -E 's/^shard-[0-9]+-(.*)-[0-9]+\.jsonl\.zst$/\1/' | sort -u | wc -l)
-echo "slurm (${RUN%%:*} run): trainer reached step 20; $games games from $workers workers"
+kind=folder && [ "${RUN#s3://}" != "$RUN" ] && kind=s3
+echo "slurm ($kind run): trainer reached step 20; $games games from $workers workers"
 [ "$games" = 12 ] && [ "$workers" = 2 ]
