@@ -72,3 +72,59 @@ fn checkpoint_descriptions_of_each_format_read() {
     let err = format!("{:#}", read_meta(&dir.path().join("step-00000005.safetensors")).unwrap_err());
     assert!(err.contains("checkpoint format 9 (this program reads formats 1 to 2)"), "{err}");
 }
+
+mod bad_input {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn game_text() -> String {
+        std::fs::read_to_string(fixture("game-format-1.json")).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        /// A game's JSON cut short or with a byte changed is refused or
+        /// read, never a panic.
+        #[test]
+        fn a_damaged_game_never_panics(cut in 0usize..16_000, at in 0usize..16_000, byte in any::<u8>()) {
+            let mut bytes = game_text().into_bytes();
+            let len = bytes.len();
+            bytes[at % len] = byte;
+            bytes.truncate(cut % (len + 1));
+            let _ = GameFile::parse(&String::from_utf8_lossy(&bytes));
+        }
+
+        /// Shard bytes, damaged or random, are refused with an error naming
+        /// the file, or read with their bad lines listed; never a panic.
+        #[test]
+        fn a_damaged_shard_never_panics(at in 0usize..8_000, byte in any::<u8>(), cut in 0usize..8_000) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut bytes = std::fs::read(fixture("shard-format-2.jsonl.zst")).unwrap();
+            let len = bytes.len();
+            bytes[at % len] = byte;
+            bytes.truncate(cut % (len + 1));
+            let name = "shard-0000000000001-w-000000.jsonl.zst".to_string();
+            std::fs::write(dir.path().join(&name), &bytes).unwrap();
+            let file = shards::GamesFile { legacy: false, path: dir.path().join(&name), name };
+            if let Err(e) = shards::read(&file) {
+                let message = format!("{e:#}");
+                prop_assert!(message.contains("shard-0000000000001"), "{}", message);
+            }
+        }
+
+        /// A checkpoint description of random JSON values is refused with an
+        /// error, never a panic.
+        #[test]
+        fn a_damaged_description_never_panics(at in 0usize..1_500, byte in any::<u8>()) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut bytes = std::fs::read(fixture("checkpoint-format-2.json")).unwrap();
+            let len = bytes.len();
+            bytes[at % len] = byte;
+            std::fs::write(dir.path().join("step-00000005.json"), &bytes).unwrap();
+            if let Ok(meta) = read_meta(&dir.path().join("step-00000005.safetensors")) {
+                let _ = meta.variant();
+            }
+        }
+    }
+}
