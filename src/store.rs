@@ -11,7 +11,7 @@
 //!   once stored; what fails stays in the outbox for the next try, also
 //!   across restarts;
 //! - the trainer downloads the shards it has not seen into its local games
-//!   folder (each once), and publishes a checkpoint by uploading its files,
+//!   folder (each once; see [`ShardFeed`]), and publishes a checkpoint by uploading its files,
 //!   then `latest.json` with their sha256;
 //! - self-play polls `latest.json` and downloads a new checkpoint into a
 //!   local models folder (temporary names, checked against the sha256,
@@ -112,10 +112,19 @@ impl Store {
 
     /// The names of the objects directly in `folder`.
     pub fn list(&self, folder: &str) -> Result<Vec<String>> {
+        self.list_after(folder, None)
+    }
+
+    /// The names of the objects directly in `folder` after `offset` in name
+    /// order (all of them without one): the store skips the others.
+    pub fn list_after(&self, folder: &str, offset: Option<&str>) -> Result<Vec<String>> {
         let key = self.key(folder);
         self.runtime.block_on(async {
             let mut names = Vec::new();
-            let mut listing = self.store.list(Some(&key));
+            let mut listing = match offset {
+                Some(offset) => self.store.list_with_offset(Some(&key), &key.clone().join(offset)),
+                None => self.store.list(Some(&key)),
+            };
             while let Some(meta) = listing.next().await {
                 let meta = meta.with_context(|| format!("cannot list {}", self.url(folder)))?;
                 if let Some(name) = meta.location.prefix_match(&key).and_then(|mut parts| {
@@ -197,24 +206,6 @@ impl Store {
         Ok(done)
     }
 
-    /// Downloads the shards of `folder` not yet in the local folder `into`
-    /// (each written atomically there); returns how many.
-    pub fn download_new(&self, folder: &str, into: &Path) -> Result<usize> {
-        std::fs::create_dir_all(into).with_context(|| format!("cannot create {}", into.display()))?;
-        let mut done = 0;
-        for name in self.list(folder)? {
-            let shard = name.starts_with(crate::shards::SHARD_PREFIX) && name.ends_with(crate::shards::SHARD_SUFFIX);
-            if !shard || into.join(&name).exists() {
-                continue;
-            }
-            let key = join(folder, &name);
-            let bytes = self.get(&key)?.with_context(|| format!("{} was listed but is gone", self.url(&key)))?;
-            write_atomic(&into.join(&name), &bytes)?;
-            done += 1;
-        }
-        Ok(done)
-    }
-
     /// Publishes a checkpoint saved locally (its weights file, and the
     /// description and optimizer state beside it) under `folder`: the files
     /// first, then `latest.json`, so that a reader never sees a checkpoint
@@ -267,6 +258,65 @@ impl Store {
             write_atomic(&cache.join(name), &bytes)?;
         }
         Ok(weights)
+    }
+}
+
+/// The trainer's view of a store's shards: downloads each new one once into
+/// a local folder. Shard names start with the time they were finished, so a
+/// listing starts [`LOOKBACK`] before the newest shard seen (a worker may
+/// upload a shard a little after a newer one of another worker), and every
+/// [`FULL_LISTING`] the whole folder is listed again (a shard uploaded much
+/// later, after an outage); what is already local is skipped.
+pub struct ShardFeed {
+    folder: String,
+    newest: Option<String>,
+    last_full: Option<std::time::Instant>,
+}
+
+/// How far before the newest shard seen a listing starts.
+pub const LOOKBACK: Duration = Duration::from_secs(600);
+/// How often the whole folder is listed.
+pub const FULL_LISTING: Duration = Duration::from_secs(600);
+
+impl ShardFeed {
+    pub fn new(folder: &str) -> ShardFeed {
+        ShardFeed { folder: folder.to_string(), newest: None, last_full: None }
+    }
+
+    /// Downloads the shards not yet in `into` (each written atomically);
+    /// returns how many.
+    pub fn fetch_new(&mut self, store: &Store, into: &Path) -> Result<usize> {
+        use crate::shards::{SHARD_PREFIX, SHARD_SUFFIX};
+        std::fs::create_dir_all(into).with_context(|| format!("cannot create {}", into.display()))?;
+        let full = self.last_full.is_none_or(|t| t.elapsed() >= FULL_LISTING);
+        let offset = match (&self.newest, full) {
+            (Some(newest), false) => newest
+                .strip_prefix(SHARD_PREFIX)
+                .and_then(|rest| rest.get(..13))
+                .and_then(|ms| ms.parse::<u64>().ok())
+                .map(|ms| format!("{SHARD_PREFIX}{:013}", ms.saturating_sub(LOOKBACK.as_millis() as u64))),
+            _ => None,
+        };
+        if full {
+            self.last_full = Some(std::time::Instant::now());
+        }
+        let mut done = 0;
+        for name in store.list_after(&self.folder, offset.as_deref())? {
+            if !(name.starts_with(SHARD_PREFIX) && name.ends_with(SHARD_SUFFIX)) {
+                continue;
+            }
+            if self.newest.as_ref().is_none_or(|n| name > *n) {
+                self.newest = Some(name.clone());
+            }
+            if into.join(&name).exists() {
+                continue;
+            }
+            let key = join(&self.folder, &name);
+            let bytes = store.get(&key)?.with_context(|| format!("{} was listed but is gone", store.url(&key)))?;
+            write_atomic(&into.join(&name), &bytes)?;
+            done += 1;
+        }
+        Ok(done)
     }
 }
 

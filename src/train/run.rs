@@ -80,11 +80,12 @@ pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_s
     let mut idle = Duration::ZERO;
     let mut unsaved = 0;
     let mut waiting = false;
+    let mut feed = crate::store::ShardFeed::new("games");
     while total_steps.is_none_or(|n| trainer.step < n) {
         let chunk =
             (config.train.steps_per_generation - unsaved).min(total_steps.map_or(u64::MAX, |n| n - trainer.step));
         if let Some(store) = &run.store {
-            let new = store.download_new("games", &run.games())?;
+            let new = feed.fetch_new(store, &run.games())?;
             if new > 0 {
                 tracing::debug!(shards = new, "downloaded");
             }

@@ -110,4 +110,18 @@ fn two_workers_and_a_trainer_share_a_bucket() {
     fingerprints.sort();
     fingerprints.dedup();
     assert_eq!(fingerprints.len(), all.len(), "no game twice");
+
+    // The trainer's feed lists from a little before the newest shard it has
+    // seen: a shard uploaded late but within the lookback is fetched, one
+    // named long before is left to the next full listing.
+    let feed_dir = cache.path().join("feed");
+    let mut feed = gipf::store::ShardFeed::new("");
+    assert_eq!(feed.fetch_new(&games, &feed_dir).unwrap(), stored.len());
+    let newest_ms: u64 = stored.last().unwrap()["shard-".len().."shard-".len() + 13].parse().unwrap();
+    let bytes = std::fs::read(feed_dir.join(&stored[0])).unwrap();
+    let late = format!("shard-{:013}-late-000000.jsonl.zst", newest_ms - 1_000);
+    let stale = format!("shard-{:013}-stale-000000.jsonl.zst", newest_ms - 3_600_000);
+    assert!(games.create(&late, bytes.clone()).unwrap() && games.create(&stale, bytes).unwrap());
+    assert_eq!(feed.fetch_new(&games, &feed_dir).unwrap(), 1);
+    assert!(feed_dir.join(&late).exists() && !feed_dir.join(&stale).exists());
 }
