@@ -18,17 +18,16 @@ fn tiny() -> Config {
     Config::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny.toml")).unwrap()
 }
 
-/// Plays `n` tiny self-play games into a new folder.
-fn games(n: u64) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+/// Plays `n` tiny self-play games into `out`, as worker `worker`.
+fn play(out: &Path, n: u64, seed: u64, worker: &str) {
     let options = RunOptions {
         config: tiny(),
-        out: dir.path().to_path_buf(),
+        out: out.to_path_buf(),
         games: Some(n),
         model: ModelSource::Fresh,
         device: Device::Cpu,
-        seed: 9,
-        worker: "test".into(),
+        seed,
+        worker: worker.into(),
         duration: None,
         progress: false,
         probe_raw: false,
@@ -36,6 +35,12 @@ fn games(n: u64) -> tempfile::TempDir {
         upload: None,
     };
     run(options).unwrap();
+}
+
+/// Plays `n` tiny self-play games into a new folder.
+fn games(n: u64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    play(dir.path(), n, 9, "test");
     dir
 }
 
@@ -226,21 +231,7 @@ fn a_non_finite_loss_stops_training_and_writes_no_checkpoint() {
 fn a_resumed_window_reads_only_what_it_needs_and_refuses_repeats() {
     let dir = tempfile::tempdir().unwrap();
     for seed in [1, 2, 3] {
-        let options = RunOptions {
-            config: tiny(),
-            out: dir.path().to_path_buf(),
-            games: Some(2),
-            model: ModelSource::Fresh,
-            device: Device::Cpu,
-            seed,
-            worker: format!("w{seed}"),
-            duration: None,
-            progress: false,
-            probe_raw: false,
-            constant_network: false,
-            upload: None,
-        };
-        run(options).unwrap();
+        play(dir.path(), 2, seed, &format!("w{seed}"));
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     let files = shards::list(dir.path()).unwrap();
@@ -278,23 +269,7 @@ fn a_resumed_window_reads_only_what_it_needs_and_refuses_repeats() {
 fn the_trainer_waits_at_max_reuse_and_resumes_with_new_games() {
     let run_dir = tempfile::tempdir().unwrap();
     let games_dir = run_dir.path().join("games");
-    let play = |seed: u64| {
-        let options = RunOptions {
-            config: tiny(),
-            out: games_dir.clone(),
-            games: Some(2),
-            model: ModelSource::Fresh,
-            device: Device::Cpu,
-            seed,
-            worker: format!("w{seed}"),
-            duration: None,
-            progress: false,
-            probe_raw: false,
-            constant_network: false,
-            upload: None,
-        };
-        run(options).unwrap();
-    };
+    let play = |seed: u64| play(&games_dir, 2, seed, &format!("w{seed}"));
     play(1);
     let log = run_dir.path().join("trainer.log");
     let mut child = Command::new(env!("CARGO_BIN_EXE_trainer"))
