@@ -15,19 +15,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 TORCH_VERSION="${TORCH_VERSION:-2.11.0}"
 TCH_VERSION="${TCH_VERSION:-0.24.0}"
-CACHE="${GIPF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gipf}"
-VENV="$CACHE/torch-$TORCH_VERSION"
+. scripts/cached-venv.sh
 BUILD="$CACHE/build-torch-$TORCH_VERSION"
 OUT=.gpu
 
-if [ ! -f "$VENV/.complete" ]; then
-    echo "gpu-bundle: installing torch==$TORCH_VERSION into $VENV (once; about 3 GB to download)" >&2
-    rm -rf "$VENV"
-    python3 -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
-    "$VENV/bin/python" -m pip install --quiet "torch==$TORCH_VERSION" >&2
-    touch "$VENV/.complete"
-fi
+cached_venv "torch-$TORCH_VERSION" "; about 3 GB to download" "torch==$TORCH_VERSION"
 TORCH_DIR="$("$VENV/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))')"
 
 # A copy of the sources (tracked and new files, not ignored ones) with the

@@ -6,16 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TORCH_VERSION="${TORCH_VERSION:-2.13.0}"
-CACHE="${GIPF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gipf}"
-VENV="$CACHE/torch-$TORCH_VERSION"
-if [ ! -f "$VENV/.complete" ]; then
-    echo "setup-torch: installing torch==$TORCH_VERSION into $VENV (once; about 3 GB to download)" >&2
-    rm -rf "$VENV"
-    python3 -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
-    "$VENV/bin/python" -m pip install --quiet "torch==$TORCH_VERSION" tensorboard >&2
-    touch "$VENV/.complete"
-fi
+. scripts/cached-venv.sh
+cached_venv "torch-$TORCH_VERSION" "; about 3 GB to download" "torch==$TORCH_VERSION" tensorboard
 # Python packages for exporting models (ONNX conversion and its check).
 if [ ! -f "$VENV/.export-tools" ]; then
     "$VENV/bin/python" -m pip install --quiet onnx onnxruntime onnxscript >&2
