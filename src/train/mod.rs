@@ -112,6 +112,18 @@ impl Trainer {
         })
     }
 
+    /// Samples drawn per sample read from self-play (bounded by `train.max_reuse`).
+    pub fn reuse(&self) -> f64 {
+        self.samples_seen as f64 / self.samples_read.max(1) as f64
+    }
+
+    /// The steps this trainer may take now under `train.max_reuse`.
+    pub fn steps_allowed(&self) -> u64 {
+        let t = &self.config.train;
+        let budget = (t.max_reuse * self.samples_read as f64) as u64;
+        budget.saturating_sub(self.samples_seen) / t.batch_size as u64
+    }
+
     /// A window that continues where this trainer's checkpoint left off.
     pub fn window(&self) -> Window {
         Window::resume(&self.config, self.samples_read, self.games_cursor.clone())
@@ -359,14 +371,6 @@ pub struct Trained {
     pub wait: Option<Wait>,
 }
 
-/// The steps `trainer` may take now under `train.max_reuse`, with `read`
-/// samples read from self-play so far.
-pub fn steps_allowed(trainer: &Trainer, read: u64) -> u64 {
-    let t = &trainer.config.train;
-    let budget = (t.max_reuse * read as f64) as u64;
-    budget.saturating_sub(trainer.samples_seen) / t.batch_size as u64
-}
-
 /// Reads new games, then runs up to `steps` training steps, as many as the
 /// window's minimum and the pacing allow, logging as it goes. Batches are
 /// built on a second thread while the network trains.
@@ -388,8 +392,7 @@ pub fn train_steps(
         let wait = Wait::Samples { have: window.len(), need: config.train.min_samples };
         return Ok(Trained { steps: 0, wait: Some(wait) });
     }
-    let allowed = steps_allowed(trainer, window.total_samples);
-    let take = steps.min(allowed);
+    let take = steps.min(trainer.steps_allowed());
     let window: &Window = window;
     let batch_size = config.train.batch_size;
     let mut batch_rng = rand::rngs::SmallRng::seed_from_u64(rng.random());

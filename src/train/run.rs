@@ -97,8 +97,7 @@ pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_s
                 tracing::info!(step = trainer.step, "new games: training again");
             }
             waiting = false;
-            let reuse = trainer.samples_seen as f64 / trainer.samples_read.max(1) as f64;
-            logs.pacing(trainer.step, reuse, Some(idle.as_secs_f64() / started.elapsed().as_secs_f64()));
+            logs.pacing(trainer.step, trainer.reuse(), Some(idle.as_secs_f64() / started.elapsed().as_secs_f64()));
         }
         let done = total_steps.is_some_and(|n| trainer.step >= n);
         if unsaved > 0 && (unsaved >= config.train.steps_per_generation || trained.wait.is_some() || done) {
@@ -183,8 +182,7 @@ pub fn self_play_loop(
             None => {}
         }
         if trained.steps > 0 {
-            let reuse = trainer.samples_seen as f64 / trainer.samples_read.max(1) as f64;
-            logs.pacing(trainer.step, reuse, None);
+            logs.pacing(trainer.step, trainer.reuse(), None);
             let path = save(&trainer, run)?;
             tracing::info!(generation, step = trainer.step, checkpoint = %path.display(), "trained");
             if let Some(gate) = &config.gate {
