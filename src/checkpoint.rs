@@ -225,9 +225,18 @@ impl RemoteModels {
                 return Ok(weights.clone());
             }
         }
-        let weights = match self.store.latest("")? {
-            Some(latest) => Some(self.store.download_checkpoint("", &latest, &self.cache)?),
-            None => None,
+        let newest = self.store.latest("").and_then(|latest| match latest {
+            Some(latest) => Ok(Some(self.store.download_checkpoint("", &latest, &self.cache)?)),
+            None => Ok(None),
+        });
+        let weights = match (newest, last.take()) {
+            (Ok(weights), _) => weights,
+            // Until the store answers again, the checkpoint in use stays.
+            (Err(e), Some((_, weights))) => {
+                tracing::warn!("looking for a newer checkpoint: {e:#} (keeping the current one)");
+                weights
+            }
+            (Err(e), None) => return Err(e),
         };
         *last = Some((std::time::Instant::now(), weights.clone()));
         Ok(weights)

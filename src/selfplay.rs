@@ -422,7 +422,7 @@ pub struct RunOptions {
     pub constant_network: bool,
     /// Upload each shard from `out` (then an outbox) into this store,
     /// create-only, removing it locally once stored.
-    pub upload: Option<crate::store::Store>,
+    pub upload: Option<std::sync::Arc<crate::store::Store>>,
 }
 
 /// What [`run`] did.

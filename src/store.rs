@@ -44,6 +44,9 @@ pub struct Store {
     runtime: tokio::runtime::Runtime,
 }
 
+/// How long one request is retried before its caller sees the error.
+const RETRY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The file naming a run's newest checkpoint in the store.
 pub const LATEST_FILE: &str = "latest.json";
 
@@ -78,27 +81,73 @@ fn sha256_hex(bytes: &[u8]) -> String {
 impl Store {
     /// Opens `s3://bucket/prefix`, configured from the environment.
     pub fn open(url: &str) -> Result<Store> {
+        Store::open_with(url, std::env::vars())
+    }
+
+    /// Opens `s3://bucket/prefix`, configured from the given `AWS_*`
+    /// settings (named as the environment variables) instead.
+    pub fn open_with(url: &str, settings: impl IntoIterator<Item = (String, String)>) -> Result<Store> {
         let rest = url.strip_prefix("s3://").with_context(|| format!("{url}: expected s3://bucket/prefix"))?;
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         anyhow::ensure!(!bucket.is_empty(), "{url}: no bucket named");
-        let mut builder = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
-        if let Ok(endpoint) = std::env::var("AWS_ENDPOINT_URL") {
-            builder = builder.with_allow_http(endpoint.starts_with("http://")).with_endpoint(endpoint);
+        let settings: BTreeMap<String, String> = settings.into_iter().filter(|(k, _)| k.starts_with("AWS_")).collect();
+        let mut builder = object_store::aws::AmazonS3Builder::new().with_bucket_name(bucket);
+        for (key, value) in &settings {
+            if let Ok(key) = key.to_ascii_lowercase().parse() {
+                builder = builder.with_config(key, value);
+            }
         }
-        if std::env::var("AWS_DEFAULT_REGION").is_err() && std::env::var("AWS_REGION").is_err() {
+        if let Some(endpoint) = settings.get("AWS_ENDPOINT_URL") {
+            builder = builder.with_allow_http(endpoint.starts_with("http://"));
+        }
+        if !settings.contains_key("AWS_DEFAULT_REGION") && !settings.contains_key("AWS_REGION") {
             builder = builder.with_region("us-east-1");
         }
-        let store = builder.build().with_context(|| format!("{url}: cannot configure the object store"))?;
+        // A few quick retries only: the callers decide what to do while the
+        // store is away (keep the shard in the outbox, keep the model, train on).
+        let retry = object_store::RetryConfig { max_retries: 3, retry_timeout: RETRY_TIMEOUT, ..Default::default() };
+        let store =
+            builder.with_retry(retry).build().with_context(|| format!("{url}: cannot configure the object store"))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .context("cannot start the object store's runtime")?;
-        Ok(Store {
+        let store = Store {
             store: Arc::new(store),
             prefix: Key::from(prefix.trim_end_matches('/')),
             url: url.trim_end_matches('/').to_string(),
             runtime,
-        })
+        };
+        store.check_access()?;
+        Ok(store)
+    }
+
+    /// Lists the first page under the prefix, so that wrong credentials, a
+    /// missing bucket or an unreachable endpoint are reported at start.
+    fn check_access(&self) -> Result<()> {
+        let first = self.runtime.block_on(async { self.store.list(Some(&self.prefix)).next().await });
+        match first {
+            None | Some(Ok(_)) => Ok(()),
+            Some(Err(e)) => {
+                let text = e.to_string();
+                let refused = matches!(
+                    e,
+                    object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. }
+                ) || text.contains("403 Forbidden")
+                    || text.contains("401 Unauthorized");
+                // The store's own reason, e.g. <Code>SignatureDoesNotMatch</Code>.
+                let code = text.split("<Code>").nth(1).and_then(|rest| rest.split("</Code>").next());
+                match (refused, code) {
+                    (true, code) => bail!(
+                        "{}: the store refused the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY): {}",
+                        self.url,
+                        code.unwrap_or("access denied")
+                    ),
+                    (false, Some(code)) => bail!("{}: cannot list the run in the store: {code}", self.url),
+                    (false, None) => Err(e).with_context(|| format!("{}: cannot list the run in the store", self.url)),
+                }
+            }
+        }
     }
 
     fn key(&self, name: &str) -> Key {
@@ -236,6 +285,34 @@ impl Store {
         }
     }
 
+    /// Downloads the object `name` into the local folder `into` (written
+    /// atomically) unless a file of that name is already there.
+    pub fn download(&self, name: &str, into: &Path) -> Result<PathBuf> {
+        let file = into.join(name.rsplit('/').next().unwrap_or(name));
+        if !file.is_file() {
+            let bytes = self.get(name)?.with_context(|| format!("{} does not exist", self.url(name)))?;
+            std::fs::create_dir_all(into).with_context(|| format!("cannot create {}", into.display()))?;
+            write_atomic(&file, &bytes)?;
+        }
+        Ok(file)
+    }
+
+    /// Downloads the checkpoints in `folder` that `into` lacks (description
+    /// and weights, not the optimizer state); returns how many.
+    pub fn mirror_checkpoints(&self, folder: &str, into: &Path) -> Result<usize> {
+        let mut done = 0;
+        for name in self.list(folder)? {
+            let Some(stem) = name.strip_suffix(".safetensors").filter(|s| s.starts_with("step-")) else { continue };
+            if !into.join(&name).is_file() {
+                // The weights last: present weights mean a whole checkpoint.
+                self.download(&join(folder, &format!("{stem}.json")), into)?;
+                self.download(&join(folder, &name), into)?;
+                done += 1;
+            }
+        }
+        Ok(done)
+    }
+
     /// Makes the checkpoint `latest` present in the local folder `cache`:
     /// each file downloaded under a temporary name, checked against its
     /// sha256 and renamed, the weights last. Returns the local weights path.
@@ -258,6 +335,33 @@ impl Store {
             write_atomic(&cache.join(name), &bytes)?;
         }
         Ok(weights)
+    }
+}
+
+/// A checkpoint in a store, downloaded into the local cache (once) for
+/// reading: `s3://…/models/step-NNNNNNNN.safetensors` (with its description
+/// beside it), or the newest of a models folder (`s3://…/models`, as its
+/// `latest.json` names it). Returns the local weights path.
+pub fn fetch_checkpoint(url: &str) -> Result<PathBuf> {
+    let url = url.trim_end_matches('/');
+    match url.rsplit_once('/').filter(|(_, file)| file.ends_with(".safetensors")) {
+        Some((folder, file)) => {
+            let store = Store::open(folder)?;
+            let cache = local_cache(folder, "models");
+            let description = Path::new(file).with_extension("json").to_string_lossy().into_owned();
+            // The weights last: present weights mean a whole checkpoint.
+            for name in [&description, file] {
+                store.download(name, &cache)?;
+            }
+            Ok(cache.join(file))
+        }
+        None => {
+            let store = Store::open(url)?;
+            let latest = store
+                .latest("")?
+                .with_context(|| format!("{url}: no {LATEST_FILE}, so no checkpoint published there yet"))?;
+            store.download_checkpoint("", &latest, &local_cache(url, "models"))
+        }
     }
 }
 

@@ -76,7 +76,7 @@ fn run_args(args: Args) -> Result<()> {
     tracing::info!(seed, worker, "self-play process");
     let url = args.out.to_string_lossy().into_owned();
     let (out, upload) = match gipf::store::is_url(&url) {
-        true => (gipf::store::local_cache(&url, "outbox"), Some(gipf::store::Store::open(&url)?)),
+        true => (gipf::store::local_cache(&url, "outbox"), Some(gipf::store::Store::open(&url)?.into())),
         false => (args.out, None),
     };
     let options = RunOptions {

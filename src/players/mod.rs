@@ -51,9 +51,11 @@ impl fmt::Display for Budget {
 /// A player described on the command line: `random`, `greedy`, `uct:N` (N
 /// random playouts per action), `alphabeta:D` (alpha-beta to D pushes) or
 /// `alphabeta:MSms` (iterative deepening for MS milliseconds per action), or
-/// a checkpoint's weights file, optionally
-/// with its own budget after `@`: `models/step-00001000.safetensors@200`
-/// (simulations) or `...@500ms` (time per action).
+/// a checkpoint's weights file (or its URL in an object store, or a store's
+/// models folder for its newest: see [`crate::store::fetch_checkpoint`]),
+/// optionally with its own budget after `@`:
+/// `models/step-00001000.safetensors@200` (simulations) or `...@500ms`
+/// (time per action).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
     Random,
@@ -83,7 +85,10 @@ impl PlayerSpec {
                     Some((path, budget)) => (path, parse_budget(budget).with_context(|| format!("player '{text}'"))?),
                     None => (text, default_budget),
                 };
-                let weights = PathBuf::from(path);
+                let weights = match crate::store::is_url(path) {
+                    true => crate::store::fetch_checkpoint(path).with_context(|| format!("player '{text}'"))?,
+                    false => PathBuf::from(path),
+                };
                 if !weights.is_file() {
                     bail!(
                         "player '{text}': no such weights file {} (players are random, greedy, uct:N, alphabeta:D or a checkpoint)",

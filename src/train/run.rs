@@ -1,6 +1,8 @@
 //! The long-running drivers: the trainer beside a self-play process, and the
 //! whole loop in one process.
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -14,6 +16,7 @@ use crate::arena;
 use crate::checkpoint::{newest_checkpoint, prune, read_meta, ModelSource};
 use crate::config::Config;
 use crate::selfplay::{self, RunOptions};
+use crate::store::{ShardFeed, Store};
 
 fn now_nanos() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
@@ -25,7 +28,7 @@ fn bar(len: Option<u64>) -> ProgressBar {
     bar
 }
 
-fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Trainer, Logs)> {
+fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Trainer, Logs, Unpublished)> {
     for dir in [run.games(), run.models(), run.logs()] {
         std::fs::create_dir_all(&dir)?;
     }
@@ -38,22 +41,39 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
         }
     }
     let trainer = Trainer::resume_or_new(config, &run.models(), device, seed as i64)?;
+    let mut unpublished = Unpublished::default();
     if trainer.step == 0 {
         // The first checkpoint is the untrained network, so that self-play and
         // the arena have a fixed starting point.
-        save(&trainer, run)?;
+        save(&trainer, run, &mut unpublished)?;
     }
     tracing::info!(step = trainer.step, run = %run.root.display(), "trainer ready");
-    Ok((trainer, Logs::new(&run.logs())?))
+    Ok((trainer, Logs::new(&run.logs())?, unpublished))
+}
+
+/// The newest checkpoint not yet published to the run's object store: a
+/// failed upload (the store away) is tried again at the next save and while
+/// the trainer waits; training goes on meanwhile.
+#[derive(Default)]
+struct Unpublished(Option<(PathBuf, u64)>);
+
+impl Unpublished {
+    fn publish(&mut self, run: &RunDir) {
+        if let (Some(store), Some((path, step))) = (&run.store, &self.0) {
+            match store.publish_checkpoint("models", path, *step) {
+                Ok(()) => self.0 = None,
+                Err(e) => tracing::warn!("publishing {}: {e:#} (trying again later)", path.display()),
+            }
+        }
+    }
 }
 
 /// Saves a checkpoint (and publishes it, for a run in an object store),
-/// then applies the retention policy.
-fn save(trainer: &Trainer, run: &RunDir) -> Result<std::path::PathBuf> {
+/// then applies the retention policy, which keeps the newest.
+fn save(trainer: &Trainer, run: &RunDir, unpublished: &mut Unpublished) -> Result<PathBuf> {
     let path = trainer.save(&run.models())?;
-    if let Some(store) = &run.store {
-        store.publish_checkpoint("models", &path, trainer.step)?;
-    }
+    unpublished.0 = Some((path.clone(), trainer.step));
+    unpublished.publish(run);
     let t = &trainer.config.train;
     let removed = prune(&run.models(), t.keep_last, t.keep_every_steps)?;
     if !removed.is_empty() {
@@ -71,7 +91,7 @@ const POLL: Duration = Duration::from_secs(2);
 /// waits, with a log line, while the window is short of `min_samples` or
 /// training has drawn `max_reuse` samples per sample read.
 pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_steps: Option<u64>) -> Result<()> {
-    let (mut trainer, mut logs) = start(config, run, device, seed)?;
+    let (mut trainer, mut logs, mut unpublished) = start(config, run, device, seed)?;
     let mut window = trainer.window();
     let mut rng = SmallRng::seed_from_u64(seed);
     let bar = bar(total_steps);
@@ -80,14 +100,16 @@ pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_s
     let mut idle = Duration::ZERO;
     let mut unsaved = 0;
     let mut waiting = false;
-    let mut feed = crate::store::ShardFeed::new("games");
+    let mut feed = ShardFeed::new("games");
     while total_steps.is_none_or(|n| trainer.step < n) {
         let chunk =
             (config.train.steps_per_generation - unsaved).min(total_steps.map_or(u64::MAX, |n| n - trainer.step));
         if let Some(store) = &run.store {
-            let new = feed.fetch_new(store, &run.games())?;
-            if new > 0 {
-                tracing::debug!(shards = new, "downloaded");
+            match feed.fetch_new(store, &run.games()) {
+                Ok(0) => {}
+                Ok(new) => tracing::debug!(shards = new, "downloaded"),
+                // Training goes on with what is here until the store answers.
+                Err(e) => bar.suspend(|| tracing::warn!("fetching new shards: {e:#} (trying again)")),
             }
         }
         let trained = train_steps(&mut trainer, &mut window, &mut logs, &run.games(), chunk, &mut rng, &bar)?;
@@ -101,7 +123,7 @@ pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_s
         }
         let done = total_steps.is_some_and(|n| trainer.step >= n);
         if unsaved > 0 && (unsaved >= config.train.steps_per_generation || trained.wait.is_some() || done) {
-            let path = save(&trainer, run)?;
+            let path = save(&trainer, run, &mut unpublished)?;
             bar.suspend(|| tracing::info!(checkpoint = %path.display(), "saved"));
             unsaved = 0;
         }
@@ -112,9 +134,17 @@ pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_s
             }
             std::thread::sleep(POLL);
             idle += POLL;
+            unpublished.publish(run);
         }
     }
     bar.finish();
+    if unpublished.0.is_some() {
+        crate::store::retry_forever("publishing the last checkpoint", || {
+            unpublished.publish(run);
+            anyhow::ensure!(unpublished.0.is_none(), "not published yet");
+            Ok(())
+        });
+    }
     Ok(())
 }
 
@@ -131,8 +161,16 @@ pub fn self_play_loop(
     seed: u64,
     generations: Option<u64>,
 ) -> Result<()> {
-    let (mut trainer, mut logs) = start(config, run, device, seed)?;
+    let (mut trainer, mut logs, mut unpublished) = start(config, run, device, seed)?;
     let worker = crate::shards::new_worker_id();
+    // With a run in an object store, the games go through it: written to an
+    // outbox, uploaded, and fetched back into the games folder like any
+    // worker's.
+    let (out, upload) = match &run.store {
+        Some(store) => (run.root.join("outbox"), Some(Arc::new(Store::open(&store.url("games"))?))),
+        None => (run.games(), None),
+    };
+    let mut feed = ShardFeed::new("games");
     if config.gate.is_some() {
         arena::gate::ensure_best(&run.models())?;
     }
@@ -144,7 +182,7 @@ pub fn self_play_loop(
         let t = Instant::now();
         let report = selfplay::run(RunOptions {
             config: config.clone(),
-            out: run.games(),
+            out: out.clone(),
             games: Some(config.train.games_per_generation),
             model: ModelSource::Folder(run.models()),
             device,
@@ -155,8 +193,13 @@ pub fn self_play_loop(
             progress: true,
             probe_raw: false,
             constant_network: false,
-            upload: None,
+            upload: upload.clone(),
         })?;
+        if let Some(store) = &run.store {
+            if let Err(e) = feed.fetch_new(store, &run.games()) {
+                tracing::warn!("fetching new shards: {e:#} (trying again after the next generation)");
+            }
+        }
         tracing::info!(
             generation,
             games = report.stats.games,
@@ -183,7 +226,7 @@ pub fn self_play_loop(
         }
         if trained.steps > 0 {
             logs.pacing(trainer.step, trainer.reuse(), None);
-            let path = save(&trainer, run)?;
+            let path = save(&trainer, run, &mut unpublished)?;
             tracing::info!(generation, step = trainer.step, checkpoint = %path.display(), "trained");
             if let Some(gate) = &config.gate {
                 let outcome = arena::gate::gate(&run.root, &path, gate, config, device, seed ^ trainer.step)?;

@@ -13,9 +13,12 @@ pub const BUCKET: &str = "gipf";
 
 /// A SeaweedFS server with one bucket, stopped when dropped.
 pub struct S3Server {
-    child: Child,
+    child: Option<Child>,
     pub endpoint: String,
-    _dir: tempfile::TempDir,
+    weed: PathBuf,
+    args: Vec<String>,
+    s3_port: u16,
+    dir: tempfile::TempDir,
 }
 
 fn free_port() -> u16 {
@@ -60,15 +63,17 @@ impl S3Server {
             "-volume.max=50".into(),
             "-master.volumeSizeLimitMB=64".into(),
         ];
-        let child = Command::new(&weed)
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.path().join("weed.log")).unwrap())
-            .spawn()
-            .unwrap();
-        let server = S3Server { child, endpoint: format!("http://127.0.0.1:{}", ports[6]), _dir: dir };
-        // The bucket, once the filer behind the S3 gateway answers.
+        let mut server = S3Server {
+            child: None,
+            endpoint: format!("http://127.0.0.1:{}", ports[6]),
+            weed: weed.clone(),
+            args: args.to_vec(),
+            s3_port: ports[6],
+            dir,
+        };
+        server.spawn();
         let start = Instant::now();
+        // The bucket, once the filer behind the S3 gateway answers.
         loop {
             let mut shell = Command::new(&weed)
                 .args(["shell", &format!("-master=127.0.0.1:{master}.{}", ports[1])])
@@ -86,14 +91,43 @@ impl S3Server {
             assert!(start.elapsed() < Duration::from_secs(90), "SeaweedFS did not start: {out}");
             std::thread::sleep(Duration::from_millis(500));
         }
-        // And the S3 gateway itself.
-        while std::net::TcpStream::connect(("127.0.0.1", ports[6])).is_err() {
-            let log = std::fs::read_to_string(server._dir.path().join("weed.log")).unwrap_or_default();
+        server.wait_for_gateway();
+        server
+    }
+
+    fn spawn(&mut self) {
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.dir.path().join("weed.log")).unwrap();
+        self.child = Some(Command::new(&self.weed).args(&self.args).stdout(Stdio::null()).stderr(log).spawn().unwrap());
+    }
+
+    fn wait_for_gateway(&self) {
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", self.s3_port)).is_err() {
+            let log = std::fs::read_to_string(self.dir.path().join("weed.log")).unwrap_or_default();
             let tail: String = log.lines().rev().take(20).collect::<Vec<_>>().join("\n");
             assert!(start.elapsed() < Duration::from_secs(90), "SeaweedFS's S3 gateway did not start:\n{tail}");
             std::thread::sleep(Duration::from_millis(200));
         }
-        server
+    }
+
+    /// Stops the server (as a crash would: SIGKILL).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the stopped server again on its data, ports and bucket.
+    pub fn restart(&mut self) {
+        self.spawn();
+        self.wait_for_gateway();
+    }
+
+    /// A store client for `url` on this server, configured without touching
+    /// this process's environment (tests of one binary run at once).
+    pub fn store(&self, url: &str) -> gipf::store::Store {
+        gipf::store::Store::open_with(url, self.env().map(|(k, v)| (k.to_string(), v))).unwrap()
     }
 
     /// The environment that points the store at this server.
@@ -108,7 +142,6 @@ impl S3Server {
 
 impl Drop for S3Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.stop();
     }
 }

@@ -11,6 +11,7 @@ use gipf::config::Config;
 use gipf::net::parse_device;
 use gipf::players::{budget_from_options, Budget, PlayerSpec};
 use gipf::rules::Variant;
+use gipf::train::RunDir;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Settings shared by matches and ratings.
@@ -152,9 +153,10 @@ pub fn run(args: Args) -> Result<()> {
 
 #[derive(clap::Args)]
 pub struct RatingsArgs {
-    /// The run folder (its models/ are rated; results go to arena/).
+    /// The run folder (its models/ are rated; results go to arena/), or a run in an object store
+    /// (s3://bucket/prefix: its checkpoints are downloaded, its arena/ files read and written there).
     #[arg(long, default_value = "runs/main")]
-    run: PathBuf,
+    run: String,
     /// Rate every n-th checkpoint (the first and the newest always).
     #[arg(long, default_value_t = 1)]
     every: usize,
@@ -183,14 +185,34 @@ pub fn ratings(args: RatingsArgs) -> Result<()> {
     let bar = ProgressBar::new_spinner();
     bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").expect("valid template"));
     bar.enable_steady_tick(Duration::from_millis(250));
-    let ratings = rate_run(&args.run, &options, &mut |what| bar.set_message(what.to_string()))?;
+    let run = RunDir::open(&args.run)?;
+    const ARENA_FILES: [&str; 3] = ["matches.jsonl", "ratings.jsonl", "ratings.png"];
+    if let Some(store) = &run.store {
+        bar.set_message("downloading checkpoints");
+        store.mirror_checkpoints("models", &run.models())?;
+        // Matches played elsewhere are not played again.
+        if store.get("arena/matches.jsonl")?.is_some() {
+            std::fs::remove_file(run.root.join("arena/matches.jsonl")).ok();
+            store.download("arena/matches.jsonl", &run.root.join("arena"))?;
+        }
+    }
+    let ratings = rate_run(&run.root, &options, &mut |what| bar.set_message(what.to_string()))?;
+    if let Some(store) = &run.store {
+        for name in ARENA_FILES {
+            let bytes = std::fs::read(run.root.join("arena").join(name))?;
+            store.put(&format!("arena/{name}"), bytes)?;
+        }
+    }
     bar.finish_and_clear();
     println!("{:<16} {:>8} {:>8} {:>7}", "player", "step", "Elo", "± 95%");
     for r in &ratings {
         let step = r.step.map_or_else(|| "anchor".to_string(), |s| s.to_string());
         println!("{:<16} {:>8} {:>8.0} {:>7.0}", r.checkpoint, step, r.elo, r.margin);
     }
-    let folder = args.run.join("arena");
+    let folder = run.root.join("arena");
     println!("wrote {} and {}", folder.join("ratings.jsonl").display(), folder.join("ratings.png").display());
+    if let Some(store) = &run.store {
+        println!("and {}", ARENA_FILES.map(|name| store.url(&format!("arena/{name}"))).join(", "));
+    }
     Ok(())
 }

@@ -8,8 +8,9 @@ use gipf::export::{export, ONNX_FILE, TORCHSCRIPT_FILE};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The checkpoint's weights (models/step-NNNNNNNN.safetensors; its .json must be beside it).
-    checkpoint: PathBuf,
+    /// The checkpoint's weights (models/step-NNNNNNNN.safetensors; its .json must be beside it), or
+    /// its URL in an object store (s3://…/models/step-NNNNNNNN.safetensors, or s3://…/models for the newest).
+    checkpoint: String,
     /// Output folder.
     #[arg(long)]
     out: PathBuf,
@@ -31,7 +32,11 @@ pub fn python(explicit: Option<PathBuf>) -> PathBuf {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    for path in export(&args.checkpoint, &args.out)? {
+    let checkpoint = match gipf::store::is_url(&args.checkpoint) {
+        true => gipf::store::fetch_checkpoint(&args.checkpoint)?,
+        false => PathBuf::from(&args.checkpoint),
+    };
+    for path in export(&checkpoint, &args.out)? {
         println!("wrote {}", path.display());
     }
     if args.no_onnx {

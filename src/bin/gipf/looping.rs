@@ -12,9 +12,10 @@ pub struct Args {
     /// Configuration file (TOML).
     #[arg(long, default_value = "configs/cpu.toml")]
     config: PathBuf,
-    /// Run folder: games/, models/, logs/.
+    /// Run folder: games/, models/, logs/; or a run in an object store (s3://bucket/prefix): games
+    /// and checkpoints go through it, the rest is kept in a local copy under the cache.
     #[arg(long, default_value = "runs/main")]
-    run: PathBuf,
+    run: String,
     /// Generations to run; 0 runs until stopped.
     #[arg(long, default_value_t = 0)]
     generations: u64,
@@ -30,5 +31,5 @@ pub fn run(args: Args) -> Result<()> {
     let device = parse_device(&args.device)?;
     tch::set_num_threads(config.selfplay.torch_threads);
     let generations = (args.generations > 0).then_some(args.generations);
-    run::self_play_loop(&config, &RunDir { root: args.run, store: None }, device, args.seed, generations)
+    run::self_play_loop(&config, &RunDir::open(&args.run)?, device, args.seed, generations)
 }

@@ -1,0 +1,171 @@
+//! `gipf` commands on a run in a real S3 server (SeaweedFS on 127.0.0.1,
+//! `tests/common/s3.rs`), and the store's faults: stopped and restarted
+//! mid-run, a corrupt object, wrong credentials. Each test has its own
+//! server; the commands get its settings through their environment.
+
+#[path = "common/s3.rs"]
+mod s3;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use gipf::games::GameFile;
+use s3::{S3Server, BUCKET};
+
+/// The tiny test config, one game a shard, written into `dir`.
+fn config(dir: &Path) -> PathBuf {
+    let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")).unwrap();
+    let path = dir.join("tiny.toml");
+    std::fs::write(&path, tiny.replace("[train]", "shard_games = 1\n\n[train]")).unwrap();
+    path
+}
+
+fn gipf(server: &S3Server, cache: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gipf"));
+    command.args(args).envs(server.env()).env("GIPF_CACHE", cache).env("NO_COLOR", "1");
+    command
+}
+
+fn output(mut command: Command) -> (Output, String) {
+    let out = command.output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("panicked"), "{text}");
+    (out, text)
+}
+
+/// The loop's local copy of a run in the store.
+fn local_run(cache: &Path, url: &str) -> PathBuf {
+    cache.join("runs").join(gipf::store::file_name_of(url)).join("run")
+}
+
+/// What the loop consumed: every shard in the store downloaded once, no
+/// game twice, the outbox empty, the newest checkpoint published.
+fn check_consumed(server: &S3Server, cache: &Path, url: &str, log: &str) -> Vec<String> {
+    let stored = server.store(&format!("{url}/games")).list("").unwrap();
+    let local = local_run(cache, url);
+    let mut read: Vec<String> = std::fs::read_dir(local.join("games"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("shard-"))
+        .collect();
+    read.sort();
+    assert_eq!(read, stored, "every stored shard downloaded, each once: {log}");
+    assert_eq!(gipf::shards::list(&local.join("outbox")).unwrap().len(), 0, "the outbox is empty");
+    // Every readable shard's games (a damaged one is the corrupt-object test's).
+    let files = gipf::shards::list(&local.join("games")).unwrap();
+    let all: Vec<GameFile> = files.iter().filter_map(|f| gipf::shards::read(f).ok()).flat_map(|r| r.games).collect();
+    let mut fingerprints: Vec<u64> = all.iter().map(GameFile::fingerprint).collect();
+    fingerprints.sort();
+    fingerprints.dedup();
+    assert_eq!(fingerprints.len(), all.len(), "no game twice");
+    let latest = server.store(&format!("{url}/models")).latest("").unwrap().expect("a checkpoint published");
+    let newest = gipf::checkpoint::newest_checkpoint(&local.join("models")).unwrap().unwrap();
+    assert_eq!(Some(latest.weights.as_str()), newest.file_name().and_then(|n| n.to_str()), "{log}");
+    assert!(latest.step > 0, "the steps advanced: {log}");
+    stored
+}
+
+/// The loop with its run in the store goes on through an outage: what it
+/// could not upload or publish waits and goes once the store is back.
+#[test]
+fn the_loop_survives_the_store_stopped_and_restarted() {
+    let mut server = S3Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (cache, config) = (dir.path().join("cache"), config(dir.path()));
+    let url = format!("s3://{BUCKET}/runs/outage");
+    let log_path = dir.path().join("loop.log");
+    let mut run = gipf(&server, &cache, &["loop", "--config", config.to_str().unwrap(), "--run", &url]);
+    run.args(["--generations", "12", "--device", "cpu"]);
+    let mut child = run.stdout(Stdio::null()).stderr(std::fs::File::create(&log_path).unwrap()).spawn().unwrap();
+    let models = server.store(&format!("{url}/models"));
+    let start = Instant::now();
+    while models.latest("").unwrap().is_none_or(|l| l.step == 0) {
+        assert!(start.elapsed() < Duration::from_secs(120), "no trained checkpoint");
+        assert!(child.try_wait().unwrap().is_none(), "the loop ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    server.stop();
+    std::thread::sleep(Duration::from_secs(8));
+    server.restart();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(240), "the loop did not finish");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(status.success(), "{log}");
+    assert!(log.contains("failed, trying again") || log.contains("trying again later"), "the outage was met: {log}");
+    let stored = check_consumed(&server, &cache, &url, &log);
+    let games: usize = stored.len();
+    assert!(games >= 12 * 2, "{games} games for 12 generations of 2");
+}
+
+/// A damaged shard in the store is skipped with a warning naming it; the
+/// run goes on. Then the other commands read the run from the store.
+#[test]
+fn a_corrupt_shard_is_skipped_and_the_commands_read_the_store() {
+    let server = S3Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (cache, config) = (dir.path().join("cache"), config(dir.path()));
+    let url = format!("s3://{BUCKET}/runs/corrupt");
+    let junk = "shard-0000000000001-junk-000000.jsonl.zst";
+    assert!(server.store(&format!("{url}/games")).create(junk, b"not zstd at all".to_vec()).unwrap());
+    let config = config.to_str().unwrap();
+    let (out, log) = output(gipf(
+        &server,
+        &cache,
+        &["loop", "--config", config, "--run", &url, "--generations", "4", "--device", "cpu"],
+    ));
+    assert!(out.status.success(), "{log}");
+    assert!(log.lines().any(|l| l.contains("WARN") && l.contains("skipping") && l.contains(junk)), "{log}");
+    check_consumed(&server, &cache, &url, &log);
+
+    // The newest checkpoint by its models folder, one by its own URL.
+    let models = format!("{url}/models");
+    let (out, text) = output(gipf(
+        &server,
+        &cache,
+        &["arena", &format!("{models}@4"), "random", "--games", "2", "--config", config, "--device", "cpu"],
+    ));
+    assert!(out.status.success() && text.contains("A = step-"), "{text}");
+    let latest = server.store(&models).latest("").unwrap().unwrap();
+    let export = dir.path().join("export");
+    let checkpoint = format!("{models}/{}", latest.weights);
+    let (out, text) =
+        output(gipf(&server, &cache, &["export", &checkpoint, "--out", export.to_str().unwrap(), "--no-onnx"]));
+    assert!(out.status.success() && export.join("model.safetensors").is_file(), "{text}");
+
+    // Ratings from the store's checkpoints, their files written back there.
+    let (out, text) = output(gipf(
+        &server,
+        &cache,
+        &["ratings", "--run", &url, "--games", "2", "--sims", "4", "--config", config, "--device", "cpu"],
+    ));
+    assert!(out.status.success(), "{text}");
+    let arena = server.store(&format!("{url}/arena"));
+    assert_eq!(arena.list("").unwrap(), ["matches.jsonl", "ratings.jsonl", "ratings.png"], "{text}");
+}
+
+/// Wrong credentials are a clear error at start, before any work.
+#[test]
+fn wrong_credentials_are_a_clear_error_at_start() {
+    let server = S3Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (cache, config) = (dir.path().join("cache"), config(dir.path()));
+    let url = format!("s3://{BUCKET}/runs/refused");
+    for args in [
+        vec!["loop", "--config", config.to_str().unwrap(), "--run", &url, "--device", "cpu"],
+        vec!["ratings", "--run", &url],
+    ] {
+        let mut command = gipf(&server, &cache, &args);
+        command.env("AWS_SECRET_ACCESS_KEY", "not-the-secret");
+        let (out, text) = output(command);
+        assert!(!out.status.success(), "{args:?}: {text}");
+        assert!(text.contains(&format!("{url}: the store refused the credentials")), "{args:?}: {text}");
+    }
+    assert!(!local_run(&cache, &url).join("models").exists(), "nothing started");
+}
