@@ -9,6 +9,7 @@ scripts/setup-torch.sh
 # SeaweedFS, the S3 server the object-store tests start (WEED: its binary).
 WEED="$(scripts/setup-s3.sh)"
 export WEED
+scripts/check-k8s.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
