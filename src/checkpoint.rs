@@ -38,6 +38,11 @@ pub struct CheckpointMeta {
     /// only the files after it and those its window needs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub games_cursor: Option<String>,
+    /// The games files read within [`crate::shards::LATE`] before the
+    /// cursor (format 2): a file named in that span but not here arrived
+    /// late and is new to a restarted trainer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub games_recent: Vec<String>,
     pub config: serde_json::Value,
 }
 

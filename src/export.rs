@@ -151,6 +151,7 @@ mod tests {
             variant: Some(Variant::Standard),
             samples_read: None,
             games_cursor: None,
+            games_recent: Vec::new(),
             config: serde_json::Value::Null,
         };
         let card = ModelCard::new("step-00000003", &meta).unwrap();

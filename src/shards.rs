@@ -26,6 +26,19 @@ const LEGACY_SUFFIX: &str = ".json";
 /// zstd level: 3 is zstd's default; higher levels gain little on this data.
 const ZSTD_LEVEL: i32 = 3;
 
+/// How late a shard may arrive (after shards of other workers finished
+/// later) and still be read exactly once: the trainer's store listing looks
+/// back this far, and each checkpoint names the files it read in this span
+/// before its cursor.
+pub const LATE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The first shard name of the span [`LATE`] before the shard `name`
+/// finished (None for a name without a finish time).
+pub fn late_horizon(name: &str) -> Option<String> {
+    let ms: u64 = name.strip_prefix(SHARD_PREFIX)?.get(..13)?.parse().ok()?;
+    Some(format!("{SHARD_PREFIX}{:013}", ms.saturating_sub(LATE.as_millis() as u64)))
+}
+
 /// A file of games in a games folder.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct GamesFile {

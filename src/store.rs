@@ -378,7 +378,7 @@ pub struct ShardFeed {
 }
 
 /// How far before the newest shard seen a listing starts.
-pub const LOOKBACK: Duration = Duration::from_secs(600);
+pub const LOOKBACK: Duration = crate::shards::LATE;
 /// How often the whole folder is listed.
 pub const FULL_LISTING: Duration = Duration::from_secs(600);
 
@@ -394,11 +394,7 @@ impl ShardFeed {
         std::fs::create_dir_all(into).with_context(|| format!("cannot create {}", into.display()))?;
         let full = self.last_full.is_none_or(|t| t.elapsed() >= FULL_LISTING);
         let offset = match (&self.newest, full) {
-            (Some(newest), false) => newest
-                .strip_prefix(SHARD_PREFIX)
-                .and_then(|rest| rest.get(..13))
-                .and_then(|ms| ms.parse::<u64>().ok())
-                .map(|ms| format!("{SHARD_PREFIX}{:013}", ms.saturating_sub(LOOKBACK.as_millis() as u64))),
+            (Some(newest), false) => crate::shards::late_horizon(newest),
             _ => None,
         };
         if full {

@@ -5,8 +5,9 @@
 //! forgets whole games from the front as it grows past its size. A game
 //! already in the window (the same actions: one seed played twice) is
 //! refused with a warning. A resumed trainer's window reads the files after
-//! its checkpoint's cursor (new samples, counted for pacing), then the
-//! counted ones from the newest back, only as far as its size needs.
+//! its checkpoint's cursor and those that arrived late (new samples,
+//! counted for pacing), then the counted ones from the newest back, only as
+//! far as its size needs.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -67,8 +68,11 @@ pub struct Window {
     seen: HashSet<String>,
     /// Whether a first look at the folder was taken.
     started: bool,
-    /// Files up to this name were counted before (by a checkpoint's trainer).
+    /// Files up to this name were counted before (by a checkpoint's
+    /// trainer), except those in the span [`shards::LATE`] before it that
+    /// are not in `counted_recent`.
     counted_until: Option<String>,
+    counted_recent: HashSet<String>,
     /// The newest games file read.
     pub cursor: Option<String>,
     /// Samples ever read (from a checkpoint on, for a resumed trainer), which
@@ -124,9 +128,29 @@ impl Window {
     }
 
     /// A window that continues a trainer's count: `samples_read` samples were
-    /// read from the files up to `cursor` (as a checkpoint records them).
-    pub fn resume(config: &crate::config::Config, samples_read: u64, cursor: Option<String>) -> Window {
-        Window { total_samples: samples_read, counted_until: cursor, ..Window::new(config) }
+    /// read from the files up to `cursor`, of which `recent` in the span
+    /// [`shards::LATE`] before it (as a checkpoint records them).
+    pub fn resume(
+        config: &crate::config::Config,
+        samples_read: u64,
+        cursor: Option<String>,
+        recent: Vec<String>,
+    ) -> Window {
+        Window {
+            total_samples: samples_read,
+            counted_until: cursor,
+            counted_recent: recent.into_iter().collect(),
+            ..Window::new(config)
+        }
+    }
+
+    /// The files read (or passed over) in the span [`shards::LATE`] before
+    /// the cursor, sorted: with the cursor, what a checkpoint records.
+    pub fn recent(&self) -> Vec<String> {
+        let Some(horizon) = self.cursor.as_deref().and_then(shards::late_horizon) else { return Vec::new() };
+        let mut recent: Vec<String> = self.seen.iter().filter(|name| **name >= horizon).cloned().collect();
+        recent.sort();
+        recent
     }
 
     /// Reads the games files in `dir` not read before, oldest first, keeping
@@ -145,7 +169,11 @@ impl Window {
             }
         } else {
             self.started = true;
-            let counted = |f: &GamesFile| self.counted_until.as_ref().is_some_and(|c| f.name <= *c);
+            let horizon = self.counted_until.as_deref().and_then(shards::late_horizon);
+            let counted = |f: &GamesFile| {
+                self.counted_until.as_ref().is_some_and(|c| f.name <= *c)
+                    && (horizon.as_ref().is_none_or(|h| f.name < *h) || self.counted_recent.contains(&f.name))
+            };
             let (old, newer): (Vec<GamesFile>, Vec<GamesFile>) = new.into_iter().partition(counted);
             // The uncounted files all (their samples are new), oldest first;
             // then the counted ones from the newest back while the window has room.

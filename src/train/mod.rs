@@ -48,6 +48,7 @@ pub struct Trainer {
     /// window last reported them (saved with each checkpoint).
     pub samples_read: u64,
     pub games_cursor: Option<String>,
+    pub games_recent: Vec<String>,
     pub config: Config,
 }
 
@@ -67,6 +68,7 @@ impl Trainer {
             samples_seen: 0,
             samples_read: 0,
             games_cursor: None,
+            games_recent: Vec::new(),
             config: config.clone(),
         }
     }
@@ -108,6 +110,7 @@ impl Trainer {
             samples_seen: meta.samples_seen,
             samples_read: meta.samples_read.unwrap_or(0),
             games_cursor: meta.games_cursor,
+            games_recent: meta.games_recent,
             config: config.clone(),
         })
     }
@@ -126,7 +129,7 @@ impl Trainer {
 
     /// A window that continues where this trainer's checkpoint left off.
     pub fn window(&self) -> Window {
-        Window::resume(&self.config, self.samples_read, self.games_cursor.clone())
+        Window::resume(&self.config, self.samples_read, self.games_cursor.clone(), self.games_recent.clone())
     }
 
     /// Writes a checkpoint for the current step; returns the weights' path.
@@ -149,6 +152,7 @@ impl Trainer {
             variant: Some(self.config.selfplay.variant),
             samples_read: Some(self.samples_read),
             games_cursor: self.games_cursor.clone(),
+            games_recent: self.games_recent.clone(),
             config: serde_json::to_value(&self.config)?,
         };
         write_atomic(&models.join(format!("{stem}.json")), serde_json::to_string_pretty(&meta)?.as_bytes())?;
@@ -388,6 +392,7 @@ pub fn train_steps(
     logs.games(trainer.step, &report, window.total_games, window.total_files);
     trainer.samples_read = window.total_samples;
     trainer.games_cursor = window.cursor.clone();
+    trainer.games_recent = window.recent();
     if window.len() < config.train.min_samples {
         let wait = Wait::Samples { have: window.len(), need: config.train.min_samples };
         return Ok(Trained { steps: 0, wait: Some(wait) });

@@ -248,7 +248,7 @@ fn a_resumed_window_reads_only_what_it_needs_and_refuses_repeats() {
     let newest_samples = full.total_samples - counted;
 
     // Resumed after the first two files, with room for a little more than the third.
-    let mut resumed = Window::resume(&tiny(), counted, Some(files[1].name.clone()));
+    let mut resumed = Window::resume(&tiny(), counted, Some(files[1].name.clone()), first_two.recent());
     let room = newest_samples as usize + 1;
     let report = resumed.load_new(dir.path(), |_| room).unwrap();
     assert_eq!(resumed.total_samples, full.total_samples, "the new file's samples are counted, the old ones not again");
@@ -261,6 +261,34 @@ fn a_resumed_window_reads_only_what_it_needs_and_refuses_repeats() {
     std::fs::copy(&files[2].path, &copy).unwrap();
     let report = resumed.load_new(dir.path(), |_| room).unwrap();
     assert_eq!((report.games, report.duplicates), (0, 2));
+}
+
+/// A shard named before the cursor that the checkpoint's trainer had not
+/// read (it arrived late, as from a worker whose upload waited) is new to a
+/// resumed window: its samples are counted once.
+#[test]
+fn a_shard_arriving_late_is_new_to_a_resumed_window() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in [1, 2, 3] {
+        play(dir.path(), 1, seed, &format!("w{seed}"));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let files = shards::list(dir.path()).unwrap();
+    let mut full = Window::new(&tiny());
+    full.load_new(dir.path(), |_| 100_000).unwrap();
+    // The checkpoint's trainer read the first and the third; the second came later.
+    let early = tempfile::tempdir().unwrap();
+    for file in [&files[0], &files[2]] {
+        std::fs::copy(&file.path, early.path().join(&file.name)).unwrap();
+    }
+    let mut before = Window::new(&tiny());
+    before.load_new(early.path(), |_| 100_000).unwrap();
+    assert_eq!(before.recent(), [files[0].name.clone(), files[2].name.clone()]);
+
+    let mut resumed = Window::resume(&tiny(), before.total_samples, before.cursor.clone(), before.recent());
+    let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
+    assert_eq!(resumed.total_samples, full.total_samples, "the late file's samples counted, the others not again");
+    assert_eq!(report.files, 3);
 }
 
 /// The trainer beside self-play waits when it has drawn `max_reuse` samples

@@ -91,7 +91,7 @@ fn window(dir: &std::path::Path, config: &std::path::Path, generate: Option<u64>
     let files = gipf::shards::list(dir)?;
     let mut window = match fresh {
         true => Window::new(&config),
-        false => Window::resume(&config, positions, files.last().map(|f| f.name.clone())),
+        false => Window::resume(&config, positions, files.last().map(|f| f.name.clone()), Vec::new()),
     };
     let (rss_before, _) = memory_bytes().unwrap_or_default();
     let start = Instant::now();
