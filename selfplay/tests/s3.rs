@@ -1,6 +1,7 @@
-//! A self-play worker writing to a real S3 server (SeaweedFS on 127.0.0.1,
-//! `tests/common/s3.rs`) killed with SIGKILL while it uploads: nothing
-//! half-written is ever stored, and its next start uploads what it left.
+//! A self-play worker on a real S3 server (SeaweedFS on 127.0.0.1,
+//! `tests/common/s3.rs`): killed with SIGKILL while it uploads, nothing
+//! half-written is ever stored and its next start uploads what it left; with
+//! the server stopped and restarted, it plays on and loses nothing.
 
 #[path = "../../tests/common/s3.rs"]
 mod s3;
@@ -8,7 +9,6 @@ mod s3;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gipf::store::Store;
 use s3::{S3Server, BUCKET};
 
 #[test]
@@ -29,11 +29,7 @@ fn a_worker_killed_mid_upload_loses_nothing_it_finished() {
             .stderr(Stdio::null());
         command
     };
-    for (name, value) in server.env() {
-        // One test in this binary: no other thread reads the environment.
-        std::env::set_var(name, value);
-    }
-    let store = Store::open(&url).unwrap();
+    let store = server.store(&url);
     // Killed at once after its third shard is stored: the next one is being
     // written or uploaded.
     let mut child = worker("0").spawn().unwrap();
@@ -60,4 +56,52 @@ fn a_worker_killed_mid_upload_loses_nothing_it_finished() {
         assert_eq!(lines.len(), 1, "{name}: one whole game");
         gipf::games::GameFile::parse(lines[0]).unwrap();
     }
+}
+
+/// A worker whose store goes away mid-run keeps playing with the checkpoint
+/// it has, keeps its shards in the outbox, and uploads them all once the
+/// store is back.
+#[test]
+fn a_worker_rides_out_the_store_stopped_and_restarted() {
+    let mut server = S3Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("config.toml");
+    let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tiny.toml")).unwrap();
+    std::fs::write(&config_path, tiny.replace("[train]", "shard_games = 1\n\n[train]")).unwrap();
+    // A checkpoint published as a trainer would.
+    let run = format!("s3://{BUCKET}/runs/outage");
+    let config = gipf::config::Config::load(&config_path).unwrap();
+    let weights = gipf::train::Trainer::new(&config, tch::Device::Cpu, 1).save(&dir.path().join("models")).unwrap();
+    server.store(&run).publish_checkpoint("models", &weights, 0).unwrap();
+
+    let games = server.store(&format!("{run}/games"));
+    let log_path = dir.path().join("worker.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_selfplay"))
+        .args(["--config", config_path.to_str().unwrap(), "--worker", "w1", "--games", "12", "--device", "cpu"])
+        .args(["--out", &format!("{run}/games"), "--model", &format!("{run}/models")])
+        .env("GIPF_CACHE", dir.path().join("cache"))
+        .envs(server.env())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while games.list("").unwrap().is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no shards stored");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.stop();
+    std::thread::sleep(Duration::from_secs(8));
+    server.restart();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(180), "the worker did not finish");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(status.success() && !log.contains("panicked"), "{log}");
+    assert!(log.contains("keeping the current one") || log.contains("kept in"), "the outage was met: {log}");
+    assert_eq!(games.list("").unwrap().len(), 12, "every game stored: {log}");
 }
