@@ -90,6 +90,15 @@ pub struct TrainConfig {
     /// only the fully searched ones, which alone carry a policy target.
     #[serde(default = "yes")]
     pub value_every_position: bool,
+    /// The share of the search's root value in the value target of a fully
+    /// searched position (the rest is the game's result; 0: the result
+    /// alone).
+    #[serde(default)]
+    pub root_value_share: f64,
+    /// The weight of the auxiliary targets' loss (with
+    /// `network.aux_targets`; see `train::data::AUX_TARGETS`).
+    #[serde(default)]
+    pub aux_loss_weight: f64,
     /// The window of recent samples grows with the run: a `window_fraction`
     /// of all samples seen, at least `window_min` and at most `window_max`.
     pub window_min: usize,
@@ -206,6 +215,17 @@ impl Config {
         check_unit("train.momentum", t.momentum)?;
         check_unit("train.weight_decay", t.weight_decay)?;
         check_positive("train.value_loss_weight", t.value_loss_weight, 100.0)?;
+        check_unit("train.root_value_share", t.root_value_share)?;
+        anyhow::ensure!(
+            (0.0..=100.0).contains(&t.aux_loss_weight),
+            "train.aux_loss_weight = {} is out of range 0..=100",
+            t.aux_loss_weight
+        );
+        anyhow::ensure!(
+            t.aux_loss_weight == 0.0 || self.network.aux_targets,
+            "train.aux_loss_weight = {} needs network.aux_targets = true",
+            t.aux_loss_weight
+        );
         check_range("train.window_min", t.window_min as i64, 1, t.window_max as i64)?;
         check_range("train.window_max", t.window_max as i64, 1, 100_000_000)?;
         check_unit("train.window_fraction", t.window_fraction)?;

@@ -147,7 +147,7 @@ mod tests {
             step: 3,
             samples_seen: 10,
             encoding_version: ENCODING_VERSION,
-            network: NetConfig { blocks: 1, channels: 8, value_hidden: 8 },
+            network: NetConfig { blocks: 1, channels: 8, value_hidden: 8, value_pooling: false, aux_targets: false },
             variant: Some(Variant::Standard),
             samples_read: None,
             games_cursor: None,

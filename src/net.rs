@@ -24,7 +24,22 @@ pub struct NetConfig {
     pub channels: i64,
     /// Width of the value head's hidden layer (4..=1024).
     pub value_hidden: i64,
+    /// The value head also reads the tower's mean over the board, channel by
+    /// channel (global pooling, as in KataGo's heads).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub value_pooling: bool,
+    /// The value head's hidden layer also predicts the auxiliary targets of
+    /// `train::data::AUX_TARGETS` (trained, never used by the search).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub aux_targets: bool,
 }
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The number of auxiliary outputs of a network with `aux_targets`.
+pub const AUX_OUTPUTS: i64 = 3;
 
 impl NetConfig {
     pub fn validate(&self) -> Result<()> {
@@ -114,6 +129,8 @@ pub struct PolicyValueNet {
     value_bn: nn::BatchNorm,
     value_fc1: nn::Linear,
     value_fc2: nn::Linear,
+    value_pooling: bool,
+    value_aux: Option<nn::Linear>,
 }
 
 const CELLS: i64 = (GRID * GRID) as i64;
@@ -130,31 +147,44 @@ impl PolicyValueNet {
             policy_fc: nn::linear(p / "policy_fc", 2 * CELLS, NUM_ACTIONS as i64, Default::default()),
             value_conv: conv(p / "value_conv", c, 1, 1),
             value_bn: nn::batch_norm2d(p / "value_bn", 1, Default::default()),
-            value_fc1: nn::linear(p / "value_fc1", CELLS, config.value_hidden, Default::default()),
+            value_fc1: nn::linear(
+                p / "value_fc1",
+                CELLS + if config.value_pooling { c } else { 0 },
+                config.value_hidden,
+                Default::default(),
+            ),
             value_fc2: nn::linear(p / "value_fc2", config.value_hidden, 1, Default::default()),
+            value_pooling: config.value_pooling,
+            value_aux: config
+                .aux_targets
+                .then(|| nn::linear(p / "value_aux", config.value_hidden, AUX_OUTPUTS, Default::default())),
         }
     }
 
     /// `xs`: `[N, NUM_PLANES, 7, 7]`. Returns policy logits `[N, NUM_ACTIONS]`
     /// and values in [-1, 1] for the player to act, `[N]`.
     pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let (policy, value, _) = self.forward_all_t(xs, train);
+        (policy, value)
+    }
+
+    /// As [`Self::forward_t`], with the auxiliary outputs in [-1, 1],
+    /// `[N, AUX_OUTPUTS]`, when the network has them.
+    pub fn forward_all_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor, Option<Tensor>) {
         let mut x = xs.apply(&self.stem).apply_t(&self.stem_bn, train).relu();
         for block in &self.blocks {
             x = block.forward_t(&x, train);
         }
         let policy =
             x.apply(&self.policy_conv).apply_t(&self.policy_bn, train).relu().flatten(1, -1).apply(&self.policy_fc);
-        let value = x
-            .apply(&self.value_conv)
-            .apply_t(&self.value_bn, train)
-            .relu()
-            .flatten(1, -1)
-            .apply(&self.value_fc1)
-            .relu()
-            .apply(&self.value_fc2)
-            .tanh()
-            .squeeze_dim(1);
-        (policy, value)
+        let mut features = x.apply(&self.value_conv).apply_t(&self.value_bn, train).relu().flatten(1, -1);
+        if self.value_pooling {
+            features = Tensor::cat(&[features, x.mean_dim(&[2i64, 3][..], false, None::<Kind>)], 1);
+        }
+        let hidden = features.apply(&self.value_fc1).relu();
+        let value = hidden.apply(&self.value_fc2).tanh().squeeze_dim(1);
+        let aux = self.value_aux.as_ref().map(|layer| hidden.apply(layer).tanh());
+        (policy, value, aux)
     }
 }
 
@@ -246,7 +276,8 @@ mod tests {
     use super::*;
     use crate::rules::Variant;
 
-    const TINY: NetConfig = NetConfig { blocks: 1, channels: 8, value_hidden: 8 };
+    const TINY: NetConfig =
+        NetConfig { blocks: 1, channels: 8, value_hidden: 8, value_pooling: false, aux_targets: false };
 
     #[test]
     fn a_cuda_device_libtorch_does_not_see_is_refused() {
@@ -283,5 +314,33 @@ mod tests {
         let other = NetConfig { channels: 16, ..TINY };
         assert!(Network::load(&path, &other, Device::Cpu).is_err());
         assert!(Network::load(&dir.path().join("missing.safetensors"), &TINY, Device::Cpu).is_err());
+    }
+
+    /// Global pooling and the auxiliary outputs change the value head only;
+    /// such a network saves and loads as any other, and not as the plain one.
+    #[test]
+    fn pooling_and_auxiliary_outputs() {
+        let config = NetConfig { value_pooling: true, aux_targets: true, ..TINY };
+        let net = Network::new(&config, Device::Cpu, 3);
+        let mut input = vec![0.0; 2 * INPUT_SIZE];
+        encode(&Position::new(Variant::Standard), &mut input[..INPUT_SIZE]);
+        encode(&Position::new(Variant::Basic), &mut input[INPUT_SIZE..]);
+        let xs = Tensor::from_slice(&input).view([2, NUM_PLANES as i64, GRID as i64, GRID as i64]);
+        let (policy, value, aux) = net.net.forward_all_t(&xs, false);
+        assert_eq!((policy.size(), value.size()), (vec![2, NUM_ACTIONS as i64], vec![2]));
+        let aux = aux.expect("auxiliary outputs");
+        assert_eq!(aux.size(), [2, AUX_OUTPUTS]);
+        assert!(aux.abs().max().double_value(&[]) <= 1.0);
+        assert!(Network::new(&TINY, Device::Cpu, 3).net.forward_all_t(&xs, false).2.is_none());
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.safetensors");
+        net.save(&path).unwrap();
+        assert_eq!(net.infer(&input, 2), Network::load(&path, &config, Device::Cpu).unwrap().infer(&input, 2));
+        assert!(Network::load(&path, &TINY, Device::Cpu).is_err(), "the plain network's shape differs");
+        // Descriptions written before these options read as without them.
+        let old: NetConfig = serde_json::from_str(r#"{"blocks": 1, "channels": 8, "value_hidden": 8}"#).unwrap();
+        assert_eq!(old, TINY);
+        assert_eq!(serde_json::to_string(&TINY).unwrap(), r#"{"blocks":1,"channels":8,"value_hidden":8}"#);
     }
 }

@@ -7,7 +7,7 @@ use gipf::checkpoint::read_meta;
 use gipf::games::GameFile;
 use gipf::rules::Variant;
 use gipf::shards;
-use gipf::train::data::{game_samples, Window};
+use gipf::train::data::{game_samples, Targets, Window};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
@@ -18,7 +18,7 @@ fn a_format_1_game_file_reads_and_trains() {
     let game = GameFile::read(&fixture("game-format-1.json")).unwrap();
     assert_eq!(game.format, 1);
     assert_eq!((game.seed, game.worker.as_deref()), (None, None));
-    assert!(!game_samples(&game, true).unwrap().is_empty());
+    assert!(!game_samples(&game, Targets { every_position: true, ..Targets::default() }).unwrap().is_empty());
 
     // In a games folder beside a shard: read, and older than the shard.
     let dir = tempfile::tempdir().unwrap();

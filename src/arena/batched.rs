@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn a_batched_match_plays_every_game_and_repeats_with_its_seed() {
-        let tiny = NetConfig { blocks: 1, channels: 8, value_hidden: 8 };
+        let tiny = NetConfig { blocks: 1, channels: 8, value_hidden: 8, value_pooling: false, aux_targets: false };
         let (mut a, mut b) = (Network::new(&tiny, Device::Cpu, 1), Network::new(&tiny, Device::Cpu, 2));
         let options = MatchOptions {
             variant: Variant::Standard,

@@ -27,8 +27,47 @@ pub struct TrainingSample {
     /// The search's policy target, by action index; empty for a position
     /// that was not fully searched (a value target only).
     pub policy: Vec<(u16, f32)>,
-    /// The game's result for the player to act.
+    /// The game's result for the player to act (mixed with the search's
+    /// root value by `train.root_value_share`).
     pub value: f32,
+    /// The auxiliary targets for the player to act, see [`AUX_TARGETS`].
+    pub aux: [f32; AUX_TARGETS],
+}
+
+/// The auxiliary targets, each in [-1, 1] for the player to act: what the
+/// game's end holds beside its result, and what the next few actions win.
+/// They give the value head more to learn from per game (as KataGo's score
+/// and ownership targets do); the search never uses them.
+/// 0. material won by the end: (pieces of the opponent captured - own
+///    pieces captured) / the variant's pieces;
+/// 1. reserve lead at the end: (own reserve - the opponent's) / the
+///    variant's pieces;
+/// 2. material won over the next [`AUX_HORIZON`] actions (or to the end),
+///    divided by 4 and clipped: a row's worth of captures.
+pub const AUX_TARGETS: usize = crate::net::AUX_OUTPUTS as usize;
+pub const AUX_HORIZON: usize = 8;
+
+/// How a game becomes samples (from `[train]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Targets {
+    /// Every position a value sample, not only the fully searched ones.
+    pub every_position: bool,
+    /// The search's root value's share in a searched position's value target.
+    pub root_value_share: f32,
+}
+
+impl Targets {
+    pub fn of(config: &crate::config::Config) -> Targets {
+        Targets {
+            every_position: config.train.value_every_position,
+            root_value_share: config.train.root_value_share as f32,
+        }
+    }
+}
+
+/// Material won so far by `player`: the opponent's pieces captured less its own.
+fn material_won(pos: &Position, player: Color) -> f32 {
+    pos.captured(player.opponent()) as f32 - pos.captured(player) as f32
 }
 
 /// What one look at the games folder found.
@@ -58,8 +97,7 @@ pub const OPENING_LENGTH: usize = 10;
 /// The samples of the most recent games, oldest first.
 #[derive(Default)]
 pub struct Window {
-    /// Every position of a game is a value sample, not only the fully searched ones.
-    pub value_every_position: bool,
+    pub targets: Targets,
     samples: VecDeque<TrainingSample>,
     /// The games in the window, oldest first: fingerprint and sample count.
     games: VecDeque<(u64, usize)>,
@@ -93,18 +131,34 @@ pub struct Batch {
     pub value: Vec<f32>,
     /// 1 where the sample has a policy target, 0 for value-only samples.
     pub policy_mask: Vec<f32>,
+    /// `size * AUX_TARGETS`.
+    pub aux: Vec<f32>,
 }
 
 /// The training samples of one game: its fully searched decisions, with
-/// their policy targets, and with `every_position` all its other positions
-/// too, as value targets only.
-pub fn game_samples(game: &GameFile, every_position: bool) -> Result<Vec<TrainingSample>> {
+/// their policy targets, and with `targets.every_position` all its other
+/// positions too, as value targets only.
+pub fn game_samples(game: &GameFile, targets: Targets) -> Result<Vec<TrainingSample>> {
+    let mut positions = Vec::with_capacity(game.actions.len() + 1);
     let mut pos = Position::new(game.variant);
-    let mut samples = Vec::with_capacity(if every_position { game.actions.len() } else { game.samples.len() });
-    let mut next = game.samples.iter().peekable();
     for (ply, &action) in game.actions.iter().enumerate() {
-        let player = pos.to_act().with_context(|| format!("an action at ply {ply} after the end of the game"))?;
-        let value = game.result.value_for(player);
+        pos.to_act().with_context(|| format!("an action at ply {ply} after the end of the game"))?;
+        positions.push(pos);
+        pos.play(action)?;
+    }
+    let last = pos;
+    let total = game.variant.total_pieces() as f32;
+    let mut samples = Vec::with_capacity(if targets.every_position { game.actions.len() } else { game.samples.len() });
+    let mut next = game.samples.iter().peekable();
+    for (ply, pos) in positions.iter().enumerate() {
+        let player = pos.to_act().expect("checked above");
+        let result = game.result.value_for(player);
+        let ahead = positions.get(ply + AUX_HORIZON).unwrap_or(&last);
+        let aux = [
+            material_won(&last, player) / total,
+            (last.reserve(player) as f32 - last.reserve(player.opponent()) as f32) / total,
+            ((material_won(ahead, player) - material_won(pos, player)) / 4.0).clamp(-1.0, 1.0),
+        ];
         if let Some(sample) = next.next_if(|s| s.ply == ply) {
             let mut policy = Vec::with_capacity(sample.policy.len());
             for (text, &p) in &sample.policy {
@@ -112,11 +166,12 @@ pub fn game_samples(game: &GameFile, every_position: bool) -> Result<Vec<Trainin
                 anyhow::ensure!(pos.is_legal(action), "sample at ply {ply}: {text} is not legal there");
                 policy.push((action_index(action) as u16, p));
             }
-            samples.push(TrainingSample { pos, policy, value });
-        } else if every_position {
-            samples.push(TrainingSample { pos, policy: Vec::new(), value });
+            let share = targets.root_value_share;
+            let value = (1.0 - share) * result + share * sample.root_value.clamp(-1.0, 1.0);
+            samples.push(TrainingSample { pos: *pos, policy, value, aux });
+        } else if targets.every_position {
+            samples.push(TrainingSample { pos: *pos, policy: Vec::new(), value: result, aux });
         }
-        pos.play(action)?;
     }
     Ok(samples)
 }
@@ -124,7 +179,7 @@ pub fn game_samples(game: &GameFile, every_position: bool) -> Result<Vec<Trainin
 impl Window {
     /// An empty window for training with `config`.
     pub fn new(config: &crate::config::Config) -> Window {
-        Window { value_every_position: config.train.value_every_position, ..Window::default() }
+        Window { targets: Targets::of(config), ..Window::default() }
     }
 
     /// A window that continues a trainer's count: `samples_read` samples were
@@ -232,7 +287,7 @@ impl Window {
                 report.duplicates += 1;
                 continue;
             }
-            match game_samples(&game, self.value_every_position) {
+            match game_samples(&game, self.targets) {
                 Ok(samples) => {
                     *self.fingerprints.entry(fingerprint).or_default() += 1;
                     report.games += 1;
@@ -320,6 +375,7 @@ impl Window {
             legal: vec![0.0; size * NUM_ACTIONS],
             value: Vec::with_capacity(size),
             policy_mask: Vec::with_capacity(size),
+            aux: Vec::with_capacity(size * AUX_TARGETS),
         };
         for i in 0..size {
             let sample = &self.samples[rng.random_range(0..self.samples.len())];
@@ -335,6 +391,7 @@ impl Window {
             }
             batch.value.push(sample.value);
             batch.policy_mask.push(!sample.policy.is_empty() as u8 as f32);
+            batch.aux.extend(sample.aux);
         }
         batch
     }

@@ -25,7 +25,7 @@ use crate::config::Config;
 use crate::durable::{publish, temporary_path, write_atomic};
 use crate::encoding::{ENCODING_VERSION, GRID, NUM_ACTIONS, NUM_PLANES};
 use crate::net::Network;
-use data::{Batch, LoadReport, Window};
+use data::{Batch, LoadReport, Window, AUX_TARGETS};
 
 /// Losses and measures of one training step.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +34,8 @@ pub struct StepStats {
     pub value_loss: f32,
     pub entropy: f32,
     pub value_error: f32,
+    /// The auxiliary targets' loss (mean squared error), when trained.
+    pub aux_loss: Option<f32>,
     pub learning_rate: f64,
 }
 
@@ -189,13 +191,23 @@ impl Trainer {
         let z = Tensor::from_slice(&batch.value).to(device);
         let mask = Tensor::from_slice(&batch.policy_mask).to(device);
 
-        let (logits, value) = self.network.net.forward_t(&x, true);
+        let (logits, value, aux) = self.network.net.forward_all_t(&x, true);
         let log_p = logits.masked_fill(&legal.logical_not(), -1e9).log_softmax(-1, Kind::Float);
         // Cross-entropy over the samples with a policy target only.
         let cross_entropy = -(&target * &log_p).sum_dim_intlist(1, false, Kind::Float);
         let policy_loss = (cross_entropy * &mask).sum(Kind::Float) / mask.sum(Kind::Float).clamp_min(1.0);
         let value_loss = (&value - &z).square().mean(Kind::Float);
-        let loss = &policy_loss + &value_loss * self.config.train.value_loss_weight;
+        let mut loss = &policy_loss + &value_loss * self.config.train.value_loss_weight;
+        let aux_weight = self.config.train.aux_loss_weight;
+        let aux_loss = match aux.filter(|_| aux_weight > 0.0) {
+            Some(aux) => {
+                let aux_target = Tensor::from_slice(&batch.aux).view([n, AUX_TARGETS as i64]).to(device);
+                let aux_loss = (aux - aux_target).square().mean(Kind::Float);
+                loss += &aux_loss * aux_weight;
+                Some(aux_loss)
+            }
+            None => None,
+        };
         if !loss.double_value(&[]).is_finite() {
             bail!(
                 "training step {}: the loss is not finite (policy {}, value {}); stopped before changing the \
@@ -234,6 +246,7 @@ impl Trainer {
             value_loss: value_loss.double_value(&[]) as f32,
             entropy: entropy.double_value(&[]) as f32,
             value_error: value_error.double_value(&[]) as f32,
+            aux_loss: aux_loss.map(|l| l.double_value(&[]) as f32),
             learning_rate: lr,
         })
     }
@@ -271,6 +284,9 @@ impl Logs {
         w.add_scalar("loss/value", stats.value_loss, s);
         w.add_scalar("policy/entropy", stats.entropy, s);
         w.add_scalar("value/abs_error", stats.value_error, s);
+        if let Some(aux_loss) = stats.aux_loss {
+            w.add_scalar("loss/aux", aux_loss, s);
+        }
         w.add_scalar("train/learning_rate", stats.learning_rate as f32, s);
         w.add_scalar("train/samples_per_second", samples_per_second as f32, s);
         w.add_scalar("data/window_size", window as f32, s);

@@ -8,7 +8,7 @@ use gipf::config::Config;
 use gipf::encoding::INPUT_SIZE;
 use gipf::selfplay::{run, RunOptions};
 use gipf::shards;
-use gipf::train::data::{game_samples, Window};
+use gipf::train::data::{game_samples, Targets, Window};
 use gipf::train::{train_steps, Logs, Trainer};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -115,8 +115,8 @@ fn every_position_is_a_value_sample_and_only_searched_ones_policy_samples() {
     tch::set_num_threads(1);
     let dir = games(1);
     let game = shards::read_all(dir.path()).unwrap().remove(0);
-    let all = game_samples(&game, true).unwrap();
-    let searched = game_samples(&game, false).unwrap();
+    let all = game_samples(&game, Targets { every_position: true, ..Targets::default() }).unwrap();
+    let searched = game_samples(&game, Targets::default()).unwrap();
     assert_eq!(all.len(), game.actions.len());
     assert_eq!(searched.len(), game.samples.len());
     assert!(searched.len() < all.len(), "some decisions were not fully searched");
@@ -127,7 +127,7 @@ fn every_position_is_a_value_sample_and_only_searched_ones_policy_samples() {
     }
 
     let mut window = Window::default();
-    window.value_every_position = true;
+    window.targets.every_position = true;
     window.load_new(dir.path(), |_| 100_000).unwrap();
     assert_eq!(window.len(), all.len());
     let mut rng = SmallRng::seed_from_u64(5);
@@ -139,6 +139,102 @@ fn every_position_is_a_value_sample_and_only_searched_ones_policy_samples() {
     let stats = Trainer::new(&tiny(), Device::Cpu, 5).train_step(&batch).unwrap();
     assert_eq!(stats.policy_loss, 0.0);
     assert!(stats.value_loss > 0.0);
+}
+
+/// The auxiliary targets belong to the player to act (who may act twice
+/// in a row, deciding a removal): the material won by the end and over the
+/// next few actions, and the reserve lead at the end. Searched positions
+/// can mix the search's root value into their value target.
+#[test]
+fn auxiliary_targets_are_for_the_player_to_act() {
+    use gipf::games::{EndReason, GameFile, GameResult};
+    use gipf::rules::{Color, Position, Variant};
+    use gipf::train::data::{AUX_HORIZON, AUX_TARGETS};
+    use rand::seq::IndexedRandom;
+    // A random game of the standard variant, to its end, with captures and
+    // a player acting twice in a row (the first seed that has them).
+    let random_game = |seed: u64| {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut positions = vec![Position::new(Variant::Standard)];
+        let mut actions = Vec::new();
+        while let Some(pos) = positions.last().filter(|p| !p.is_over()) {
+            let mut next = *pos;
+            let action = *pos.legal_actions().choose(&mut rng).unwrap();
+            next.play(action).unwrap();
+            actions.push(action);
+            positions.push(next);
+        }
+        (positions, actions)
+    };
+    let (positions, actions) = (0..)
+        .map(random_game)
+        .find(|(positions, _)| {
+            let end = positions.last().unwrap();
+            let twice = positions.windows(2).any(|w| w[1].to_act().is_some() && w[0].to_act() == w[1].to_act());
+            end.captured(Color::White) + end.captured(Color::Black) > 0 && twice
+        })
+        .unwrap();
+    let pos = *positions.last().unwrap();
+    let game = GameFile {
+        format: gipf::games::GAME_FORMAT,
+        encoding_version: gipf::encoding::ENCODING_VERSION,
+        variant: Variant::Standard,
+        actions,
+        samples: Vec::new(),
+        result: GameResult { winner: pos.outcome().map(|o| o.winner), reason: EndReason::NoReserve },
+        model: "random".into(),
+        seed: None,
+        worker: None,
+        config: serde_json::Value::Null,
+    };
+    let samples = game_samples(&game, Targets { every_position: true, ..Targets::default() }).unwrap();
+    assert_eq!(samples.len(), game.actions.len());
+    let won = |p: &Position, c: Color| p.captured(c.opponent()) as f32 - p.captured(c) as f32;
+    for (ply, sample) in samples.iter().enumerate() {
+        let me = sample.pos.to_act().unwrap();
+        let ahead = positions[(ply + AUX_HORIZON).min(positions.len() - 1)];
+        let expected: [f32; AUX_TARGETS] = [
+            won(&pos, me) / 18.0,
+            (pos.reserve(me) as f32 - pos.reserve(me.opponent()) as f32) / 18.0,
+            ((won(&ahead, me) - won(&sample.pos, me)) / 4.0).clamp(-1.0, 1.0),
+        ];
+        assert_eq!(sample.aux, expected, "ply {ply}, {me:?} to act");
+    }
+    assert!(samples.iter().any(|s| s.aux[2] != 0.0), "some captures within the horizon");
+
+    // Half the root value, half the result, on a searched position.
+    let dir = games(1);
+    let game = shards::read_all(dir.path()).unwrap().remove(0);
+    let mixed = game_samples(&game, Targets { every_position: false, root_value_share: 0.5 }).unwrap();
+    for (sample, searched) in mixed.iter().zip(&game.samples) {
+        let result = game.result.value_for(sample.pos.to_act().unwrap());
+        assert!((sample.value - (0.5 * result + 0.5 * searched.root_value)).abs() < 1e-6);
+    }
+}
+
+/// With auxiliary targets, global pooling and their loss weighted in, the
+/// auxiliary loss falls with the others.
+#[test]
+fn the_auxiliary_loss_falls() {
+    tch::set_num_threads(1);
+    let dir = games(3);
+    let window = window(dir.path());
+    let mut config = tiny();
+    config.network.aux_targets = true;
+    config.network.value_pooling = true;
+    config.train.aux_loss_weight = 1.0;
+    config.train.learning_rate = 0.05;
+    config.validate().unwrap();
+    let mut trainer = Trainer::new(&config, Device::Cpu, 1);
+    let mut rng = SmallRng::seed_from_u64(1);
+    let losses: Vec<f32> =
+        (0..80).map(|_| trainer.train_step(&window.batch(32, &mut rng)).unwrap().aux_loss.unwrap()).collect();
+    let first: f32 = losses[..10].iter().sum::<f32>() / 10.0;
+    let last: f32 = losses[70..].iter().sum::<f32>() / 10.0;
+    assert!(last < 0.7 * first, "auxiliary loss {first} -> {last}");
+    config.network.aux_targets = false;
+    let err = format!("{:#}", config.validate().unwrap_err());
+    assert!(err.contains("train.aux_loss_weight = 1 needs network.aux_targets = true"), "{err}");
 }
 
 #[test]
