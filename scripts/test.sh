@@ -13,3 +13,6 @@ scripts/check-k8s.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# The core builds for the web.
+rustup target add wasm32-unknown-unknown
+cargo build -p gipf-core --no-default-features --target wasm32-unknown-unknown --locked

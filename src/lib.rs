@@ -1,12 +1,10 @@
-//! GIPF: the rules core, and an AlphaZero-style training system built on it.
-//! Modules in dependency order: `rules` ← `encoding`, `search` ← `net` ←
-//! `config`, `durable`, `games` ← `shards`, `checkpoint` ← `selfplay`, `train`, `players` ←
-//! `arena`, `engine`, `export`, `bench`.
+//! GIPF: an AlphaZero-style training system built on the LibTorch-free
+//! core (`gipf-core`: `rules`, `encoding`, `search`, the baseline players),
+//! re-exported here. Modules in dependency order: the core ← `net` ←
+//! `config`, `durable`, `games` ← `shards`, `store`, `checkpoint` ← `selfplay`, `train`,
+//! `players` ← `arena`, `engine`, `export`, `bench`.
 
-pub mod rules;
-
-pub mod encoding;
-pub mod search;
+pub use gipf_core::{encoding, rules, search};
 
 pub mod net;
 pub mod players;

@@ -1,35 +1,24 @@
 //! Players for the arena, the engine protocol and human play: a checkpoint
-//! searching with its network, and the fixed baselines (uniform random, a
-//! greedy one-ply player, plain UCT with random playouts, classical
-//! alpha-beta search).
-
-pub mod alphabeta;
-mod uct;
+//! searching with its network, and the core's fixed baselines, described on
+//! the command line by a [`PlayerSpec`].
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use rand::rngs::SmallRng;
-use rand::seq::IndexedRandom;
-use rand::SeedableRng;
 use tch::Device;
 
 use crate::checkpoint::load_checkpoint;
-use crate::rules::{Action, Color, Position};
+use crate::rules::{Action, Position};
 use crate::search::{SearchConfig, Tree};
-pub use alphabeta::{AlphaBeta, Limit};
-pub use uct::Uct;
+pub use gipf_core::players::{alphabeta, AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Uct};
 
-/// Something that chooses actions.
-pub trait Player: Send {
-    /// The action to play in `pos`, which is not over.
-    fn choose(&mut self, pos: &Position) -> Action;
-
-    /// Starts a new game, drawing any randomness from `seed`, so that a game
-    /// plays the same whichever thread plays it.
-    fn new_game(&mut self, _seed: u64) {}
+/// This process's monotonic clock, for the core's time budgets.
+pub fn monotonic() -> Duration {
+    static START: LazyLock<Instant> = LazyLock::new(Instant::now);
+    START.elapsed()
 }
 
 /// How long a searching player thinks about each action.
@@ -118,12 +107,11 @@ impl PlayerSpec {
 
     /// Makes the player; a network is loaded onto `device`.
     pub fn build(&self, device: Device, search: &SearchConfig, seed: u64) -> Result<Box<dyn Player>> {
-        let rng = SmallRng::seed_from_u64(seed);
         Ok(match self {
-            PlayerSpec::Random => Box::new(RandomPlayer { rng }),
-            PlayerSpec::Greedy => Box::new(GreedyPlayer { rng }),
-            PlayerSpec::Uct { playouts } => Box::new(Uct::new(*playouts, rng)),
-            PlayerSpec::AlphaBeta { limit } => Box::new(AlphaBeta::new(*limit)),
+            PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
+            PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
+            PlayerSpec::Uct { playouts } => Box::new(Uct::new(*playouts, rand::SeedableRng::seed_from_u64(seed))),
+            PlayerSpec::AlphaBeta { limit } => Box::new(AlphaBeta::new(*limit, monotonic)),
             PlayerSpec::Network { weights, budget } => Box::new(NetworkPlayer::load(weights, device, *budget, search)?),
         })
     }
@@ -162,75 +150,6 @@ pub fn parse_budget(text: &str) -> Result<Budget> {
         Ok(n) if millis && n > 0 => Ok(Budget::Time(Duration::from_millis(n as u64))),
         Ok(n) if !millis && n >= 2 => Ok(Budget::Simulations(n)),
         _ => bail!("budget '{text}': expected simulations (N >= 2) or milliseconds (Nms, N > 0)"),
-    }
-}
-
-/// Uniformly random among the legal actions.
-pub struct RandomPlayer {
-    rng: SmallRng,
-}
-
-impl Player for RandomPlayer {
-    fn choose(&mut self, pos: &Position) -> Action {
-        *pos.legal_actions().choose(&mut self.rng).expect("a game not over has legal actions")
-    }
-
-    fn new_game(&mut self, seed: u64) {
-        self.rng = SmallRng::seed_from_u64(seed);
-    }
-}
-
-/// One ply deep: the action after which its material (reserve plus pieces
-/// on the board) leads the opponent's by the most, removal decisions that
-/// follow at once included; ties broken at random.
-pub struct GreedyPlayer {
-    rng: SmallRng,
-}
-
-/// Pieces still in play: in reserve or on the board (a GIPF piece counts two).
-fn material(pos: &Position, color: Color) -> i32 {
-    pos.reserve(color) as i32 + pos.on_board(color) as i32
-}
-
-/// `me`'s score of `pos`: a win or a loss, else twice the material lead
-/// plus the reserve lead (pieces back in reserve keep a player alive).
-/// Removal decisions still pending are resolved by their chooser's best.
-fn greedy_score(pos: &Position, me: Color) -> i32 {
-    if let Some(outcome) = pos.outcome() {
-        return if outcome.winner == me { 10_000 } else { -10_000 };
-    }
-    let chooser = pos.to_act().expect("a game not over has a player to act");
-    if matches!(pos.phase(), crate::rules::Phase::Remove { .. }) {
-        let scores = pos.legal_actions().into_iter().map(|a| {
-            let mut next = *pos;
-            next.play_unchecked(a);
-            greedy_score(&next, me)
-        });
-        return if chooser == me { scores.max() } else { scores.min() }.expect("a removal decision has choices");
-    }
-    let them = me.opponent();
-    2 * (material(pos, me) - material(pos, them)) + pos.reserve(me) as i32 - pos.reserve(them) as i32
-}
-
-impl Player for GreedyPlayer {
-    fn choose(&mut self, pos: &Position) -> Action {
-        let me = pos.to_act().expect("a game not over has a player to act");
-        let scored: Vec<(Action, i32)> = pos
-            .legal_actions()
-            .into_iter()
-            .map(|a| {
-                let mut next = *pos;
-                next.play_unchecked(a);
-                (a, greedy_score(&next, me))
-            })
-            .collect();
-        let best = scored.iter().map(|&(_, s)| s).max().expect("a game not over has legal actions");
-        let ties: Vec<Action> = scored.into_iter().filter(|&(_, s)| s == best).map(|(a, _)| a).collect();
-        *ties.choose(&mut self.rng).expect("at least one action has the best score")
-    }
-
-    fn new_game(&mut self, seed: u64) {
-        self.rng = SmallRng::seed_from_u64(seed);
     }
 }
 
@@ -273,7 +192,6 @@ impl Player for NetworkPlayer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{Setup, Variant};
 
     #[test]
     fn specs_parse_and_bad_ones_are_named() {
@@ -301,46 +219,5 @@ mod tests {
         );
         let err = PlayerSpec::parse(&format!("{}@1", file.display()), sims).unwrap_err();
         assert!(format!("{err:#}").contains("budget '1'"), "{err:#}");
-    }
-
-    #[test]
-    fn baselines_play_legal_actions_to_the_end() {
-        let mut players: Vec<Box<dyn Player>> = vec![
-            PlayerSpec::Random.build(Device::Cpu, &SearchConfig::default(), 1).unwrap(),
-            PlayerSpec::Greedy.build(Device::Cpu, &SearchConfig::default(), 2).unwrap(),
-            PlayerSpec::Uct { playouts: 20 }.build(Device::Cpu, &SearchConfig::default(), 3).unwrap(),
-            PlayerSpec::AlphaBeta { limit: Limit::Depth(1) }.build(Device::Cpu, &SearchConfig::default(), 4).unwrap(),
-        ];
-        for variant in [Variant::Basic, Variant::Tournament] {
-            let mut pos = Position::new(variant);
-            let mut turn = 0;
-            while !pos.is_over() && turn < 2000 {
-                let n = players.len();
-                let action = players[turn % n].choose(&pos);
-                pos.play(action).unwrap();
-                turn += 1;
-            }
-            assert!(pos.is_over(), "{variant}: the game ends");
-        }
-    }
-
-    /// White can capture two black pieces by completing a row; greedy does.
-    #[test]
-    fn greedy_takes_the_capture() {
-        let pos = Setup::from_json(
-            r#"{"variant": "basic", "board": {"c2": "w", "c3": "w", "c4": "w", "c5": "b"},
-                "reserve": {"white": 12, "black": 14}, "to_move": "white"}"#,
-        )
-        .unwrap()
-        .to_position()
-        .unwrap();
-        let mut greedy = GreedyPlayer { rng: SmallRng::seed_from_u64(1) };
-        let action = greedy.choose(&pos);
-        let mut after = pos;
-        after.play(action).unwrap();
-        while after.to_act() == Some(Color::White) && matches!(after.phase(), crate::rules::Phase::Remove { .. }) {
-            after.play(greedy.choose(&after)).unwrap();
-        }
-        assert!(material(&after, Color::Black) < material(&pos, Color::Black), "{action} captures nothing");
     }
 }

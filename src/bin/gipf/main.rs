@@ -6,7 +6,6 @@ mod engine;
 mod export;
 mod looping;
 mod play;
-mod rules;
 
 use clap::{Parser, Subcommand};
 
@@ -20,7 +19,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Play actions from a start or a position and show the state (board, legal actions).
-    Rules(rules::Args),
+    Rules(gipf_core::cli::RulesArgs),
     /// The training loop: self-play with the newest checkpoint, training, a new checkpoint, again.
     Loop(looping::Args),
     /// A match between two players (checkpoints or baselines): score, Elo, optional SPRT.
@@ -42,7 +41,7 @@ fn main() {
     gipf::init_logging();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Rules(args) => rules::run(args),
+        Command::Rules(args) => gipf_core::cli::rules(args),
         Command::Bench(which) => bench::run(which),
         Command::Loop(args) => looping::run(args),
         Command::Arena(args) => arena::run(args),

@@ -1,12 +1,13 @@
-//! `gipf rules`: the state after a sequence of actions, as JSON or a picture.
+//! `gipf rules` and `gipf-rules`: the state after a sequence of actions, as
+//! JSON or a picture (the one part of the core that reads files).
 
 use std::path::PathBuf;
 
+use crate::rules::{parse_actions, picture, replay, Position, Setup, StateJson, Variant};
 use anyhow::{Context, Result};
-use gipf::rules::{parse_actions, picture, replay, Position, Setup, StateJson, Variant};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub struct RulesArgs {
     /// The variant to start from (ignored with --position, which names its own).
     #[arg(long, default_value = "standard")]
     variant: Variant,
@@ -21,7 +22,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn rules(args: RulesArgs) -> Result<()> {
     let start = match &args.position {
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;

@@ -11,7 +11,7 @@
 //! changes.
 
 use std::sync::LazyLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -29,12 +29,16 @@ const MAX_DEPTH: u32 = 64;
 const TABLE_SIZE: usize = 1 << 20;
 
 /// How far the search looks: a fixed depth in pushes, or iterative deepening
-/// until the time is spent.
+/// until the time is spent (read from the search's [`Clock`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
     Depth(u32),
     Time(Duration),
 }
+
+/// A monotonic clock: the time since any fixed moment. The core reads no
+/// clock of its own; the program or the web page passes one in.
+pub type Clock = fn() -> Duration;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Bound {
@@ -170,7 +174,8 @@ pub struct AlphaBeta {
     killers: Vec<[Option<Action>; 2]>,
     /// Cut-offs caused by each push (by index and kind), weighted by depth.
     history: [[u32; 2]; crate::rules::NUM_PUSHES],
-    deadline: Option<Instant>,
+    clock: Clock,
+    deadline: Option<Duration>,
     stopped: bool,
     use_table: bool,
     /// Nodes visited by the current search (the clock is read every 1024).
@@ -185,9 +190,11 @@ enum Child {
 }
 
 impl AlphaBeta {
-    pub fn new(limit: Limit) -> AlphaBeta {
+    /// A search to `limit`, reading `clock` for a time limit.
+    pub fn new(limit: Limit, clock: Clock) -> AlphaBeta {
         AlphaBeta {
             limit,
+            clock,
             table: vec![None; TABLE_SIZE],
             killers: Vec::new(),
             history: [[0; 2]; crate::rules::NUM_PUSHES],
@@ -199,8 +206,8 @@ impl AlphaBeta {
     }
 
     /// The same search without its transposition table (for tests).
-    pub fn without_table(limit: Limit) -> AlphaBeta {
-        AlphaBeta { use_table: false, ..AlphaBeta::new(limit) }
+    pub fn without_table(limit: Limit, clock: Clock) -> AlphaBeta {
+        AlphaBeta { use_table: false, ..AlphaBeta::new(limit, clock) }
     }
 
     /// Searches `pos` (not over) and returns the best action with its value
@@ -208,7 +215,7 @@ impl AlphaBeta {
     pub fn search(&mut self, pos: &Position) -> (Action, i32) {
         let (max_depth, deadline) = match self.limit {
             Limit::Depth(d) => (d, None),
-            Limit::Time(t) => (MAX_DEPTH, Some(Instant::now() + t)),
+            Limit::Time(t) => (MAX_DEPTH, Some((self.clock)() + t)),
         };
         self.deadline = deadline;
         self.stopped = false;
@@ -282,7 +289,7 @@ impl AlphaBeta {
     /// Negamax: the value of `pos` (not over) for its player to act.
     fn node(&mut self, pos: &Position, depth: u32, mut alpha: i32, beta: i32, ply: u32) -> i32 {
         self.nodes += 1;
-        if self.nodes.is_multiple_of(1024) && self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.nodes.is_multiple_of(1024) && self.deadline.is_some_and(|d| (self.clock)() >= d) {
             self.stopped = true;
         }
         if self.stopped {
@@ -432,13 +439,20 @@ impl Player for AlphaBeta {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
+
+    /// The tests' clock.
+    fn clock() -> Duration {
+        static START: LazyLock<Instant> = LazyLock::new(Instant::now);
+        START.elapsed()
+    }
     use crate::rules::fixtures::{removal_by_the_player_who_did_not_push, setup, win_in_one};
     use crate::rules::Variant;
 
     #[test]
     fn finds_the_win_in_one() {
         let pos = win_in_one();
-        let mut search = AlphaBeta::new(Limit::Depth(1));
+        let mut search = AlphaBeta::new(Limit::Depth(1), clock);
         let (action, value) = search.search(&pos);
         assert_eq!(action.to_string(), "xb5,c5,d5,e5,f4,g3,h2");
         assert_eq!(value, WIN - 1);
@@ -455,20 +469,20 @@ mod tests {
             r#"{"variant": "basic", "board": {"b3": "b", "b4": "b", "b5": "b", "e2": "w", "h5": "w", "e8": "w"},
                 "reserve": {"white": 9, "black": 1}, "to_move": "white"}"#,
         );
-        let (action, value) = AlphaBeta::new(Limit::Depth(3)).search(&pos);
+        let (action, value) = AlphaBeta::new(Limit::Depth(3), clock).search(&pos);
         assert_eq!(value, WIN - 3, "{action}: white wins at its second push");
-        let (_, shallow) = AlphaBeta::new(Limit::Depth(2)).search(&pos);
+        let (_, shallow) = AlphaBeta::new(Limit::Depth(2), clock).search(&pos);
         assert!(shallow < WIN_BOUND, "depth 2 sees no win: {shallow}");
         // The win is forced only by a block: some pushes let black escape.
         let escapes = pos.legal_actions().into_iter().filter(|&a| {
             let mut next = pos;
             next.play_unchecked(a);
-            AlphaBeta::new(Limit::Depth(2)).search(&next).1 > -WIN_BOUND
+            AlphaBeta::new(Limit::Depth(2), clock).search(&next).1 > -WIN_BOUND
         });
         assert!(escapes.count() > 0, "some first pushes do not win");
         let mut after = pos;
         after.play(action).unwrap();
-        assert!(AlphaBeta::new(Limit::Depth(2)).search(&after).1 < -WIN_BOUND, "{action} leaves black lost");
+        assert!(AlphaBeta::new(Limit::Depth(2), clock).search(&after).1 < -WIN_BOUND, "{action} leaves black lost");
     }
 
     /// White's push completes a black row: black, not the pusher, decides how
@@ -478,13 +492,13 @@ mod tests {
         let pos = removal_by_the_player_who_did_not_push();
         let legal = pos.legal_actions();
         assert!(legal.len() > 1, "black has a choice: {legal:?}");
-        let (action, value) = AlphaBeta::new(Limit::Depth(1)).search(&pos);
+        let (action, value) = AlphaBeta::new(Limit::Depth(1), clock).search(&pos);
         let best = legal
             .iter()
             .map(|&a| {
                 let mut next = pos;
                 next.play_unchecked(a);
-                let v = AlphaBeta::new(Limit::Depth(1)).search_value_after(&next, Color::Black);
+                let v = AlphaBeta::new(Limit::Depth(1), clock).search_value_after(&next, Color::Black);
                 (a, v)
             })
             .max_by_key(|&(_, v)| v)
@@ -509,8 +523,8 @@ mod tests {
                 continue;
             }
             for depth in [1, 2, 3] {
-                let with = AlphaBeta::new(Limit::Depth(depth)).search(&pos).1;
-                let mut plain = AlphaBeta::without_table(Limit::Depth(depth));
+                let with = AlphaBeta::new(Limit::Depth(depth), clock).search(&pos).1;
+                let mut plain = AlphaBeta::without_table(Limit::Depth(depth), clock);
                 let without = plain.search(&pos).1;
                 assert_eq!(with, without, "{variant} depth {depth}");
             }
@@ -520,7 +534,7 @@ mod tests {
     #[test]
     fn a_time_budget_is_kept() {
         let pos = Position::new(Variant::Standard);
-        let mut search = AlphaBeta::new(Limit::Time(Duration::from_millis(100)));
+        let mut search = AlphaBeta::new(Limit::Time(Duration::from_millis(100)), clock);
         let start = Instant::now();
         let action = search.choose(&pos);
         assert!(pos.is_legal(action));

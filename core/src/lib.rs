@@ -1,0 +1,16 @@
+//! The GIPF core without LibTorch, a file system or a clock, so that it also
+//! builds for the web (`wasm32-unknown-unknown`): the rules with their
+//! notation and setup JSON, the network's input and action encoding, Monte
+//! Carlo tree search over any [`search::Evaluator`], and the baseline
+//! players. Modules in dependency order: `rules` ← `encoding`, `search` ←
+//! `players`.
+
+pub mod rules;
+
+pub mod encoding;
+pub mod search;
+
+pub mod players;
+
+#[cfg(feature = "cli")]
+pub mod cli;
