@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use tch::nn;
 use tch::{Device, Kind, Tensor};
 
-use crate::encoding::{action_index, encode, GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES};
+use crate::encoding::{encode, GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES};
 use crate::rules::Position;
 use crate::search::{Evaluation, Evaluator};
 
@@ -238,21 +238,6 @@ impl Network {
     }
 }
 
-/// The evaluation of `pos` from the network's outputs: the softmax of its
-/// legal actions' logits, and the value.
-pub fn evaluation(pos: &Position, logits: &[f32], value: f32) -> Evaluation {
-    let actions = pos.legal_actions();
-    let mut priors: Vec<f32> = actions.iter().map(|&a| logits[action_index(a)]).collect();
-    let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
-    for p in priors.iter_mut() {
-        *p = (*p - max).exp();
-        sum += *p;
-    }
-    priors.iter_mut().for_each(|p| *p /= sum);
-    Evaluation { actions, priors, value }
-}
-
 impl Evaluator for Network {
     fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
         // Encoding and the priors' softmax run on rayon's threads; only the
@@ -266,7 +251,7 @@ impl Evaluator for Network {
             .par_iter()
             .zip(logits.par_chunks(NUM_ACTIONS))
             .zip(values.into_par_iter())
-            .map(|((pos, logits), value)| evaluation(pos, logits, value))
+            .map(|((pos, logits), value)| Evaluation::from_logits(pos, logits, value))
             .collect()
     }
 }

@@ -28,9 +28,9 @@ use crate::checkpoint::{load_checkpoint, model_name, ModelSource};
 use crate::config::Config;
 use crate::encoding::{encode, ENCODING_VERSION, INPUT_SIZE, NUM_ACTIONS};
 use crate::games::{GameFile, GameResult, Sample, GAME_FORMAT};
-use crate::net::{evaluation, Network};
+use crate::net::Network;
 use crate::rules::{Action, Position};
-use crate::search::{Leaf, Tree};
+use crate::search::{Evaluation, Leaf, Tree};
 
 /// A game being played.
 struct Slot {
@@ -124,7 +124,7 @@ impl Group {
                     .iter()
                     .zip(logits.chunks(NUM_ACTIONS))
                     .zip(values)
-                    .map(|((leaf, logits), &value)| evaluation(slot.tree.leaf_position(leaf), logits, value))
+                    .map(|((leaf, logits), &value)| Evaluation::from_logits(slot.tree.leaf_position(leaf), logits, value))
                     .collect();
                 slot.tree.apply(leaves, evals);
                 slot.prepare_root(config);

@@ -35,6 +35,24 @@ impl Evaluation {
     }
 }
 
+impl Evaluation {
+    /// The evaluation a network gives `pos` (not over) with `logits` over
+    /// all the action indices of [`crate::encoding`]: the legal actions'
+    /// softmax as priors, and `value`.
+    pub fn from_logits(pos: &Position, logits: &[f32], value: f32) -> Evaluation {
+        let actions = pos.legal_actions();
+        let mut priors: Vec<f32> = actions.iter().map(|&a| logits[crate::encoding::action_index(a)]).collect();
+        let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut sum = 0.0;
+        for p in priors.iter_mut() {
+            *p = (*p - max).exp();
+            sum += *p;
+        }
+        priors.iter_mut().for_each(|p| *p /= sum);
+        Evaluation { actions, priors, value }
+    }
+}
+
 /// Evaluates positions in batches (a network, or a simple stand-in).
 pub trait Evaluator {
     /// One evaluation per position; none of them is over.
@@ -96,6 +114,35 @@ struct Node {
     white_value_sum: f32,
     /// The evaluator's value for the player to act, once expanded.
     eval_value: f32,
+}
+
+/// The batches of [`Tree::run`], one at a time, for an evaluator that
+/// answers later (a web page's network): the same leaves in the same order
+/// as `run` with the same evaluations.
+pub struct Run {
+    simulations: u32,
+    done: u32,
+}
+
+impl Run {
+    /// A run of `simulations` more simulations.
+    pub fn new(simulations: u32) -> Run {
+        Run { simulations, done: 0 }
+    }
+
+    /// The next leaves to evaluate (give them to [`Tree::apply`]), or `None`
+    /// once the simulations are done.
+    pub fn next_batch(&mut self, tree: &mut Tree, config: &SearchConfig) -> Option<Vec<Leaf>> {
+        while self.done < self.simulations {
+            let want = config.batch_size.max(1).min((self.simulations - self.done) as usize);
+            let (leaves, finished) = tree.gather(want, config);
+            self.done += finished + leaves.len() as u32;
+            if !leaves.is_empty() {
+                return Some(leaves);
+            }
+        }
+        None
+    }
 }
 
 /// A search tree rooted at a position.
@@ -263,16 +310,9 @@ impl Tree {
 
     /// Runs `simulations` more simulations, evaluating leaves in batches.
     pub fn run(&mut self, evaluator: &mut dyn Evaluator, simulations: u32, config: &SearchConfig) {
-        let mut done = 0;
-        while done < simulations {
-            let want = config.batch_size.max(1).min((simulations - done) as usize);
-            let (leaves, finished) = self.gather(want, config);
-            done += finished;
-            if leaves.is_empty() {
-                continue;
-            }
+        let mut run = Run::new(simulations);
+        while let Some(leaves) = run.next_batch(self, config) {
             let positions: Vec<Position> = leaves.iter().map(|leaf| *self.leaf_position(leaf)).collect();
-            done += leaves.len() as u32;
             self.apply(leaves, evaluator.evaluate(&positions));
         }
     }
