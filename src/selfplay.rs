@@ -124,7 +124,9 @@ impl Group {
                     .iter()
                     .zip(logits.chunks(NUM_ACTIONS))
                     .zip(values)
-                    .map(|((leaf, logits), &value)| Evaluation::from_logits(slot.tree.leaf_position(leaf), logits, value))
+                    .map(|((leaf, logits), &value)| {
+                        Evaluation::from_logits(slot.tree.leaf_position(leaf), logits, value)
+                    })
                     .collect();
                 slot.tree.apply(leaves, evals);
                 slot.prepare_root(config);

@@ -1,0 +1,419 @@
+//! The web board's engine: a game (with undo), the baseline players and the
+//! network's tree search of the core, behind one JSON request at a time, so
+//! that a Web Worker drives it through a few WebAssembly exports.
+//!
+//! The network runs in the page (onnxruntime-web on the exported
+//! `model.onnx`), so a search goes in batches: `think` starts it and asks
+//! for a first batch, the page runs the model on the batch's input planes
+//! (read from [`Session::input`]) and writes the outputs (logits over the
+//! action indices, then the value, per position) into
+//! [`Session::output_mut`], then `feed` applies them and asks for the next,
+//! until the answer is `done`. The batches are those of the native
+//! [`gipf_core::search::Tree::run`], so with the same model, settings and
+//! simulations the choice is the same as `gipf engine`'s.
+//!
+//! Requests, and what they answer (besides `{"error": "..."}`):
+//! - `{"cmd": "layout"}`: the cells, with their notation and whether each
+//!   is a dot: `{"cells": [{"cell": "a1", "column": 0, "number": 1, "dot": true}, ...]}`;
+//! - `{"cmd": "new", "variant": "standard"}`, `{"cmd": "play", "action": "b1-b2"}`,
+//!   `{"cmd": "undo"}`, `{"cmd": "state"}`: the state (the `gipf rules
+//!   --json` object, with `moves`, the actions so far);
+//! - `{"cmd": "baseline", "player": "alphabeta:2", "seed": 1}`: `{"action": ...}`
+//!   from `random`, `greedy`, `uct:N` or `alphabeta:D`;
+//! - `{"cmd": "think", "simulations": 64, "search": {...}}` (search settings
+//!   as in a config's `[search]`, optional), then `{"cmd": "feed"}`:
+//!   `{"batch": N}` (N positions to evaluate), or `{"done": true, "action":
+//!   ..., "value": ..., "visits": [[action, visits], ...], "simulations": ...}`
+//!   with the root's value for the player to act and the most visited first.
+
+use gipf_core::encoding::{encode, INPUT_SIZE, NUM_ACTIONS};
+use gipf_core::players::{AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Uct};
+use gipf_core::rules::{Action, Cell, Position, StateJson, Variant};
+use gipf_core::search::{Evaluation, Leaf, Run, SearchConfig, Tree};
+use rand::SeedableRng;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// Floats per position in the output buffer: the logits, then the value.
+pub const OUTPUT_SIZE: usize = NUM_ACTIONS + 1;
+
+#[derive(Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
+enum Request {
+    Layout,
+    New { variant: Variant },
+    Play { action: String },
+    Undo,
+    State,
+    Baseline { player: String, seed: u64 },
+    Think { simulations: u32, search: Option<SearchConfig> },
+    Feed,
+}
+
+/// A search waiting for the page's network.
+struct Thinking {
+    tree: Tree,
+    run: Run,
+    config: SearchConfig,
+    simulations: u32,
+    leaves: Vec<Leaf>,
+}
+
+/// One game in the page, and the search in progress.
+pub struct Session {
+    start: Position,
+    actions: Vec<Action>,
+    pos: Position,
+    thinking: Option<Thinking>,
+    input: Vec<f32>,
+    output: Vec<f32>,
+}
+
+impl Default for Session {
+    fn default() -> Session {
+        Session::new(Variant::Standard)
+    }
+}
+
+fn error(message: impl std::fmt::Display) -> Value {
+    json!({ "error": message.to_string() })
+}
+
+impl Session {
+    pub fn new(variant: Variant) -> Session {
+        let start = Position::new(variant);
+        Session { start, actions: Vec::new(), pos: start, thinking: None, input: Vec::new(), output: Vec::new() }
+    }
+
+    /// The input planes of the batch asked for (`batch * INPUT_SIZE` floats).
+    pub fn input(&self) -> &[f32] {
+        &self.input
+    }
+
+    /// Where the page writes the batch's outputs (`batch * OUTPUT_SIZE` floats).
+    pub fn output_mut(&mut self) -> &mut [f32] {
+        &mut self.output
+    }
+
+    /// Answers one JSON request with one JSON answer.
+    pub fn handle(&mut self, request: &str) -> String {
+        let answer = match serde_json::from_str::<Request>(request) {
+            Ok(request) => self.answer(request),
+            Err(e) => error(format!("bad request: {e}")),
+        };
+        answer.to_string()
+    }
+
+    fn answer(&mut self, request: Request) -> Value {
+        match request {
+            Request::Layout => json!({ "cells": Cell::all().map(|c| json!({
+                "cell": c.to_string(), "column": c.column(), "number": c.number(), "dot": c.is_dot()
+            })).collect::<Vec<_>>() }),
+            Request::New { variant } => {
+                *self = Session::new(variant);
+                self.state()
+            }
+            Request::Play { action } => {
+                self.thinking = None;
+                let parsed: Action = match action.parse() {
+                    Ok(a) => a,
+                    Err(e) => return error(format!("{action}: {e}")),
+                };
+                match self.pos.play(parsed) {
+                    Ok(()) => {
+                        self.actions.push(parsed);
+                        self.state()
+                    }
+                    Err(e) => error(format!("{action} is not legal here: {e}")),
+                }
+            }
+            Request::Undo => {
+                self.thinking = None;
+                if self.actions.pop().is_none() {
+                    return error("nothing to undo");
+                }
+                self.pos = self.start;
+                for &a in &self.actions {
+                    self.pos.play_unchecked(a);
+                }
+                self.state()
+            }
+            Request::State => self.state(),
+            Request::Baseline { player, seed } => match self.baseline(&player, seed) {
+                Ok(action) => json!({ "action": action.to_string() }),
+                Err(e) => error(e),
+            },
+            Request::Think { simulations, search } => self.think(simulations, search.unwrap_or_default()),
+            Request::Feed => self.feed(),
+        }
+    }
+
+    fn state(&self) -> Value {
+        let mut state = serde_json::to_value(StateJson::of(&self.pos)).expect("a state is JSON");
+        state["moves"] = json!(self.actions.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+        state
+    }
+
+    fn baseline(&self, spec: &str, seed: u64) -> Result<Action, String> {
+        if self.pos.is_over() {
+            return Err("the game is over".into());
+        }
+        let number = |prefix: &str, max: u32| {
+            spec.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()).filter(|n| (1..=max).contains(n))
+        };
+        let mut player: Box<dyn Player> = match spec {
+            "random" => Box::new(RandomPlayer::new(seed)),
+            "greedy" => Box::new(GreedyPlayer::new(seed)),
+            _ if spec.starts_with("uct:") => match number("uct:", 1_000_000) {
+                Some(n) => Box::new(Uct::new(n, rand::rngs::SmallRng::seed_from_u64(seed))),
+                None => return Err(format!("{spec}: expected uct:N with N from 1 to 1000000")),
+            },
+            _ if spec.starts_with("alphabeta:") => match number("alphabeta:", 32) {
+                // A depth limit reads no clock.
+                Some(d) => Box::new(AlphaBeta::new(Limit::Depth(d), || std::time::Duration::ZERO)),
+                None => return Err(format!("{spec}: expected alphabeta:D with D from 1 to 32")),
+            },
+            _ => return Err(format!("{spec}: players are random, greedy, uct:N and alphabeta:D")),
+        };
+        player.new_game(seed);
+        Ok(player.choose(&self.pos))
+    }
+
+    fn think(&mut self, simulations: u32, config: SearchConfig) -> Value {
+        if self.pos.is_over() {
+            return error("the game is over");
+        }
+        if simulations < 1 || config.batch_size < 1 {
+            return error("simulations and search.batch_size must be positive");
+        }
+        let tree = Tree::new(self.pos);
+        self.thinking = Some(Thinking { tree, run: Run::new(simulations), config, simulations, leaves: Vec::new() });
+        // One legal action is played without a search, as the native player does.
+        if self.pos.legal_actions().len() == 1 {
+            return self.done();
+        }
+        self.next_batch()
+    }
+
+    /// Asks for the next batch, or answers the search's result.
+    fn next_batch(&mut self) -> Value {
+        let thinking = self.thinking.as_mut().expect("thinking");
+        match thinking.run.next_batch(&mut thinking.tree, &thinking.config) {
+            Some(leaves) => {
+                self.input = vec![0.0; leaves.len() * INPUT_SIZE];
+                for (leaf, chunk) in leaves.iter().zip(self.input.chunks_mut(INPUT_SIZE)) {
+                    encode(thinking.tree.leaf_position(leaf), chunk);
+                }
+                self.output = vec![0.0; leaves.len() * OUTPUT_SIZE];
+                let batch = leaves.len();
+                thinking.leaves = leaves;
+                json!({ "batch": batch })
+            }
+            None => self.done(),
+        }
+    }
+
+    fn feed(&mut self) -> Value {
+        let Some(thinking) = self.thinking.as_mut().filter(|t| !t.leaves.is_empty()) else {
+            return error("no batch is waiting for the network");
+        };
+        let leaves = std::mem::take(&mut thinking.leaves);
+        let evaluations: Vec<Evaluation> = leaves
+            .iter()
+            .zip(self.output.chunks(OUTPUT_SIZE))
+            .map(|(leaf, out)| {
+                Evaluation::from_logits(thinking.tree.leaf_position(leaf), &out[..NUM_ACTIONS], out[NUM_ACTIONS])
+            })
+            .collect();
+        if evaluations.iter().any(|e| !e.value.is_finite() || e.priors.iter().any(|p| !p.is_finite())) {
+            self.thinking = None;
+            return error("the network gave a value or logits that are not finite");
+        }
+        thinking.tree.apply(leaves, evaluations);
+        self.next_batch()
+    }
+
+    fn done(&mut self) -> Value {
+        let thinking = self.thinking.take().expect("thinking");
+        let tree = thinking.tree;
+        let legal = self.pos.legal_actions();
+        let action = if legal.len() == 1 { legal[0] } else { tree.best_action().expect("a searched root has actions") };
+        let mut visits = tree.root_visit_counts();
+        visits.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        json!({
+            "done": true,
+            "action": action.to_string(),
+            "value": if tree.root_visits() > 0 { Some(tree.root_value()) } else { None },
+            "visits": visits.iter().map(|(a, n)| json!([a.to_string(), n])).collect::<Vec<_>>(),
+            "simulations": thinking.simulations,
+        })
+    }
+}
+
+/// The WebAssembly exports: the page writes a request's UTF-8 into memory
+/// from [`gipf_alloc`], calls [`gipf_handle`], and reads the answer at
+/// [`gipf_answer_ptr`] ([`gipf_answer_len`] bytes).
+#[cfg(target_arch = "wasm32")]
+mod exports {
+    use std::cell::RefCell;
+
+    use super::Session;
+
+    thread_local! {
+        static SESSION: RefCell<Session> = RefCell::new(Session::default());
+        static ANSWER: RefCell<String> = const { RefCell::new(String::new()) };
+    }
+
+    /// Room for `len` bytes, for the page to write a request into.
+    #[no_mangle]
+    pub extern "C" fn gipf_alloc(len: usize) -> *mut u8 {
+        let mut buffer = Vec::<u8>::with_capacity(len.max(1));
+        let ptr = buffer.as_mut_ptr();
+        std::mem::forget(buffer);
+        ptr
+    }
+
+    /// Frees what [`gipf_alloc`] gave.
+    ///
+    /// # Safety
+    /// `ptr` and `len` are those of one earlier `gipf_alloc`.
+    #[no_mangle]
+    pub unsafe extern "C" fn gipf_free(ptr: *mut u8, len: usize) {
+        drop(Vec::from_raw_parts(ptr, 0, len.max(1)));
+    }
+
+    /// Answers the request of `len` bytes at `ptr`; returns the answer's length.
+    ///
+    /// # Safety
+    /// `ptr` holds `len` bytes written by the page.
+    #[no_mangle]
+    pub unsafe extern "C" fn gipf_handle(ptr: *const u8, len: usize) -> usize {
+        let request = String::from_utf8_lossy(std::slice::from_raw_parts(ptr, len)).into_owned();
+        let answer = SESSION.with_borrow_mut(|s| s.handle(&request));
+        ANSWER.with_borrow_mut(|a| {
+            *a = answer;
+            a.len()
+        })
+    }
+
+    #[no_mangle]
+    pub extern "C" fn gipf_answer_ptr() -> *const u8 {
+        ANSWER.with_borrow(|a| a.as_ptr())
+    }
+
+    #[no_mangle]
+    pub extern "C" fn gipf_answer_len() -> usize {
+        ANSWER.with_borrow(|a| a.len())
+    }
+
+    /// The batch's input planes (valid until the next request).
+    #[no_mangle]
+    pub extern "C" fn gipf_input_ptr() -> *const f32 {
+        SESSION.with_borrow(|s| s.input().as_ptr())
+    }
+
+    /// Where the batch's outputs go (valid until the next request).
+    #[no_mangle]
+    pub extern "C" fn gipf_output_ptr() -> *mut f32 {
+        SESSION.with_borrow_mut(|s| s.output_mut().as_mut_ptr())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gipf_core::search::Evaluator;
+
+    fn ask(session: &mut Session, request: Value) -> Value {
+        serde_json::from_str(&session.handle(&request.to_string())).unwrap()
+    }
+
+    /// A stand-in network: outputs that depend on the input planes only, as
+    /// a real network's do.
+    fn outputs(input: &[f32]) -> Vec<f32> {
+        let weight = |i: usize| ((i * 7919) % 97) as f32 / 97.0 - 0.5;
+        let mut out = vec![0.0; OUTPUT_SIZE];
+        for (i, &x) in input.iter().enumerate().filter(|(_, &x)| x != 0.0) {
+            out[(i * 31) % NUM_ACTIONS] += x * weight(i);
+            out[NUM_ACTIONS] += x * weight(i + 1) / 40.0;
+        }
+        out[NUM_ACTIONS] = out[NUM_ACTIONS].tanh();
+        out
+    }
+
+    struct StandIn;
+
+    impl Evaluator for StandIn {
+        fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
+            positions
+                .iter()
+                .map(|pos| {
+                    let mut input = vec![0.0; INPUT_SIZE];
+                    encode(pos, &mut input);
+                    let out = outputs(&input);
+                    Evaluation::from_logits(pos, &out[..NUM_ACTIONS], out[NUM_ACTIONS])
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_game_with_undo_and_refusals() {
+        let mut s = Session::default();
+        let layout = ask(&mut s, json!({"cmd": "layout"}));
+        let cells = layout["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), 61);
+        assert_eq!(cells.iter().filter(|c| c["dot"] == true).count(), 24);
+        let start = ask(&mut s, json!({"cmd": "new", "variant": "basic"}));
+        let state = start.clone();
+        assert_eq!((state["variant"].as_str(), state["moves"].as_array().unwrap().len()), (Some("basic"), 0));
+        let state = ask(&mut s, json!({"cmd": "play", "action": "b1-b2"}));
+        assert_eq!(state["board"]["b2"], "w");
+        assert_eq!(state["moves"], json!(["b1-b2"]));
+        let refused = ask(&mut s, json!({"cmd": "play", "action": "Gb1-b2"}));
+        assert!(refused["error"].as_str().unwrap().starts_with("Gb1-b2 is not legal here"), "{refused}");
+        let refused = ask(&mut s, json!({"cmd": "play", "action": "z9"}));
+        assert!(refused["error"].as_str().unwrap().starts_with("z9: "), "{refused}");
+        assert_eq!(ask(&mut s, json!({"cmd": "undo"})), start);
+        assert!(ask(&mut s, json!({"cmd": "undo"}))["error"].is_string());
+        assert!(s.handle("not json").contains("bad request"));
+        assert!(ask(&mut s, json!({"cmd": "feed"}))["error"].is_string());
+        for player in ["random", "greedy", "uct:20", "alphabeta:2"] {
+            let answer = ask(&mut s, json!({"cmd": "baseline", "player": player, "seed": 1}));
+            let action = answer["action"].as_str().unwrap_or_else(|| panic!("{player}: {answer}"));
+            assert!(ask(&mut s, json!({"cmd": "state"}))["legal"].as_array().unwrap().contains(&json!(action)));
+        }
+        for bad in ["alphabeta:0", "uct:x", "minimax"] {
+            assert!(ask(&mut s, json!({"cmd": "baseline", "player": bad, "seed": 1}))["error"].is_string(), "{bad}");
+        }
+    }
+
+    /// Fed batch by batch, the search chooses as the native one does with
+    /// the same network, settings and simulations.
+    #[test]
+    fn the_stepped_search_matches_the_native_one() {
+        let config = SearchConfig { batch_size: 4, ..SearchConfig::default() };
+        let mut s = Session::new(Variant::Standard);
+        let mut pos = Position::new(Variant::Standard);
+        for ply in 0..12 {
+            let mut answer = ask(&mut s, json!({"cmd": "think", "simulations": 48, "search": config}));
+            while let Some(batch) = answer["batch"].as_u64() {
+                let input = s.input().to_vec();
+                for (i, chunk) in input.chunks(INPUT_SIZE).enumerate() {
+                    s.output_mut()[i * OUTPUT_SIZE..(i + 1) * OUTPUT_SIZE].copy_from_slice(&outputs(chunk));
+                }
+                assert_eq!(input.len(), batch as usize * INPUT_SIZE);
+                answer = ask(&mut s, json!({"cmd": "feed"}));
+            }
+            assert_eq!(answer["done"], true, "{answer}");
+            let mut tree = Tree::new(pos);
+            tree.run(&mut StandIn, 48, &config);
+            let native = tree.best_action().unwrap();
+            assert_eq!(answer["action"], native.to_string(), "ply {ply}");
+            let visits: u64 = answer["visits"].as_array().unwrap().iter().map(|v| v[1].as_u64().unwrap()).sum();
+            assert_eq!(visits, tree.root_visit_counts().iter().map(|v| v.1 as u64).sum::<u64>());
+            ask(&mut s, json!({"cmd": "play", "action": native.to_string()}));
+            pos.play(native).unwrap();
+        }
+    }
+}
