@@ -12,7 +12,8 @@ export WEED
 scripts/check-k8s.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The web board's static files, for its browser tests (the core built for
+# wasm32-unknown-unknown, onnxruntime-web, Chromium), and its exports' lints.
+scripts/web-build.sh >/dev/null
+cargo clippy -p gipf-web --target wasm32-unknown-unknown --locked -- -D warnings
 cargo test --workspace --locked
-# The core builds for the web.
-rustup target add wasm32-unknown-unknown
-cargo build -p gipf-core --no-default-features --target wasm32-unknown-unknown --locked

@@ -15,7 +15,8 @@
 //! Requests, and what they answer (besides `{"error": "..."}`):
 //! - `{"cmd": "layout"}`: the cells, with their notation and whether each
 //!   is a dot: `{"cells": [{"cell": "a1", "column": 0, "number": 1, "dot": true}, ...]}`;
-//! - `{"cmd": "new", "variant": "standard"}`, `{"cmd": "play", "action": "b1-b2"}`,
+//! - `{"cmd": "new", "variant": "standard"}`, `{"cmd": "setup", "position":
+//!   {...}}` (a position as `docs/rules.md` gives it), `{"cmd": "play", "action": "b1-b2"}`,
 //!   `{"cmd": "undo"}`, `{"cmd": "state"}`: the state (the `gipf rules
 //!   --json` object, with `moves`, the actions so far);
 //! - `{"cmd": "baseline", "player": "alphabeta:2", "seed": 1}`: `{"action": ...}`
@@ -28,7 +29,7 @@
 
 use gipf_core::encoding::{encode, INPUT_SIZE, NUM_ACTIONS};
 use gipf_core::players::{AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Uct};
-use gipf_core::rules::{Action, Cell, Position, StateJson, Variant};
+use gipf_core::rules::{Action, Cell, Position, Setup, StateJson, Variant};
 use gipf_core::search::{Evaluation, Leaf, Run, SearchConfig, Tree};
 use rand::SeedableRng;
 use serde::Deserialize;
@@ -42,6 +43,7 @@ pub const OUTPUT_SIZE: usize = NUM_ACTIONS + 1;
 enum Request {
     Layout,
     New { variant: Variant },
+    Setup { position: Value },
     Play { action: String },
     Undo,
     State,
@@ -112,6 +114,16 @@ impl Session {
             Request::New { variant } => {
                 *self = Session::new(variant);
                 self.state()
+            }
+            Request::Setup { position } => {
+                let setup = Setup::deserialize(&position).map_err(|e| e.to_string());
+                match setup.and_then(|s| s.to_position().map_err(|e| e.to_string())) {
+                    Ok(pos) => {
+                        *self = Session { start: pos, pos, ..Session::default() };
+                        self.state()
+                    }
+                    Err(e) => error(format!("position: {e}")),
+                }
             }
             Request::Play { action } => {
                 self.thinking = None;
@@ -377,6 +389,15 @@ mod tests {
         assert_eq!(ask(&mut s, json!({"cmd": "undo"})), start);
         assert!(ask(&mut s, json!({"cmd": "undo"}))["error"].is_string());
         assert!(s.handle("not json").contains("bad request"));
+        let position = json!({"variant": "standard", "board": {"c3": "W", "c4": "w", "c5": "w", "f5": "B"},
+            "reserve": {"white": 12, "black": 16}, "to_move": "white"});
+        let state = ask(&mut s, json!({"cmd": "setup", "position": position}));
+        assert_eq!((state["board"]["c3"].as_str(), state["to_act"].as_str()), (Some("W"), Some("white")));
+        let state = ask(&mut s, json!({"cmd": "play", "action": "c1-c2"}));
+        assert_eq!(state["legal"], json!(["xc2,c3,c4,c5", "xc2,c4,c5"]));
+        let bad = ask(&mut s, json!({"cmd": "setup", "position": {"variant": "standard"}}));
+        assert!(bad["error"].as_str().unwrap().starts_with("position: "), "{bad}");
+        ask(&mut s, json!({"cmd": "new", "variant": "basic"}));
         assert!(ask(&mut s, json!({"cmd": "feed"}))["error"].is_string());
         for player in ["random", "greedy", "uct:20", "alphabeta:2"] {
             let answer = ask(&mut s, json!({"cmd": "baseline", "player": player, "seed": 1}));

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Writes a folder that plays a checkpoint in a web browser as static files:
+# the board (scripts/web-build.sh) and the exported model (gipf export) in
+# model/.
+#
+#   scripts/web-export.sh CHECKPOINT DIR     then: scripts/serve-web.sh DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -ne 2 ]; then
+    echo "usage: scripts/web-export.sh CHECKPOINT DIR" >&2
+    exit 2
+fi
+scripts/setup-torch.sh
+cargo build --release -p gipf --locked >&2
+scripts/web-build.sh >/dev/null
+mkdir -p "$2"
+cp -r web/dist/. "$2/"
+./target/release/gipf export "$1" --out "$2/model"
+echo "wrote $2: scripts/serve-web.sh $2" >&2

@@ -1,0 +1,324 @@
+// The GIPF web board: draws the board as SVG, turns clicks into actions in
+// the notation, and asks the engine's Web Worker (worker.js) to check and
+// play them, and to choose the opponent's.
+
+const worker = new Worker("worker.js", { type: "module" });
+const waiting = new Map();
+let nextId = 0;
+worker.onmessage = (event) => {
+    waiting.get(event.data.id)(event.data.answer);
+    waiting.delete(event.data.id);
+};
+
+/** One request to the engine (see web/engine/src/lib.rs and worker.js). */
+function ask(request) {
+    return new Promise((resolve) => {
+        const id = nextId++;
+        waiting.set(id, resolve);
+        worker.postMessage({ id, request });
+    });
+}
+
+// The search settings of configs/cpu.toml's [search], as `gipf engine` uses them.
+const SEARCH = { c_puct: 1.5, fpu_reduction: 0.2, batch_size: 4, virtual_loss: 1.0 };
+
+const $ = (id) => document.getElementById(id);
+const SVG = "http://www.w3.org/2000/svg";
+const SIZE = 62;
+const X0 = 105;
+const Y0 = 82;
+
+let cells = [];
+let state = null;
+let selectedDot = null;
+let selected = new Set();
+let lastMove = null;
+let busy = false;
+let seed = 1;
+
+function coordinates(cell) {
+    const up = cell.number - 1 + Math.abs(cell.column - 4) / 2;
+    return [X0 + (cell.column * SIZE * Math.sqrt(3)) / 2, Y0 + (8 - up) * SIZE];
+}
+
+function element(name, attributes, parent) {
+    const e = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attributes)) e.setAttribute(k, v);
+    parent.appendChild(e);
+    return e;
+}
+
+function message(text) {
+    $("message").textContent = text;
+}
+
+/** The lines, the dots with their names on the rim, and a click target on every cell. */
+function drawBoard() {
+    const board = $("board");
+    board.replaceChildren();
+    const center = [X0 + 4 * SIZE * (Math.sqrt(3) / 2), Y0 + 4 * SIZE];
+    for (const a of cells) {
+        for (const b of cells) {
+            if (a.cell >= b.cell || (a.dot && b.dot)) continue;
+            const [ax, ay] = coordinates(a);
+            const [bx, by] = coordinates(b);
+            if (Math.hypot(ax - bx, ay - by) < SIZE * 1.05) {
+                element("line", { x1: ax, y1: ay, x2: bx, y2: by, class: "line" }, board);
+            }
+        }
+    }
+    for (const c of cells) {
+        const [x, y] = coordinates(c);
+        if (c.dot) {
+            const [dx, dy] = [x - center[0], y - center[1]];
+            const d = Math.hypot(dx, dy);
+            element("text", { x: x + (dx / d) * 22, y: y + (dy / d) * 22, class: "label" }, board).textContent = c.cell;
+        }
+        const target = element("circle", { cx: x, cy: y, r: c.dot ? 9 : 24, class: c.dot ? "dot" : "point" }, board);
+        target.dataset.cell = c.cell;
+        element("title", {}, target).textContent = c.cell;
+        target.addEventListener("click", () => clickCell(c));
+    }
+    element("g", { id: "pieces" }, board);
+}
+
+/** The pieces, the selection, the counts, the moves and the buttons. */
+function render() {
+    const layer = $("pieces");
+    layer.replaceChildren();
+    const removable = new Set();
+    for (const action of state.legal) {
+        if (action.startsWith("x") && action !== "x-") action.slice(1).split(",").forEach((c) => removable.add(c));
+    }
+    for (const c of cells) {
+        const piece = state.board[c.cell];
+        const [x, y] = coordinates(c);
+        if (!piece) continue;
+        const classes = ["piece", piece.toLowerCase() === "w" ? "white" : "black"];
+        if (piece === "W" || piece === "B") classes.push("gipf");
+        if (selected.has(c.cell)) classes.push("selected");
+        else if (removable.has(c.cell) && humanToAct()) classes.push("removable");
+        const disc = element("circle", { cx: x, cy: y, r: 21, class: classes.join(" ") }, layer);
+        disc.dataset.cell = c.cell;
+        disc.dataset.piece = piece;
+        element("title", {}, disc).textContent = c.cell;
+        disc.addEventListener("click", () => clickCell(c));
+    }
+    if (lastMove) {
+        const entry = cells.find((c) => c.cell === lastMove);
+        if (entry) {
+            const [x, y] = coordinates(entry);
+            element("circle", { cx: x, cy: y, r: 26, class: "last" }, layer);
+        }
+    }
+    document.querySelectorAll(".dot").forEach((d) => d.classList.toggle("selected", d.dataset.cell === selectedDot));
+    for (const color of ["white", "black"]) {
+        $(`reserve-${color}`).textContent = state.reserve[color];
+        $(`captured-${color}`).textContent = state.captured[color];
+    }
+    const moves = $("moves");
+    moves.replaceChildren();
+    state.moves.forEach((m) => {
+        const li = document.createElement("li");
+        li.textContent = m;
+        moves.appendChild(li);
+    });
+    moves.scrollTop = moves.scrollHeight;
+    const removing = state.phase === "remove" && humanToAct();
+    $("remove").disabled = !removing || selected.size === 0;
+    $("leave").hidden = !(removing && state.legal.includes("x-"));
+    $("gipf-label").hidden = !(state.phase === "push" && state.legal.some((a) => a.startsWith("G")));
+    $("status").textContent = statusLine();
+}
+
+function statusLine() {
+    if (state.winner) return `${capitalize(state.winner)} wins.`;
+    const who = capitalize(state.to_act);
+    const what = state.phase === "push" ? "to push" : "to decide a removal";
+    const you = humanToAct() ? " (you)" : busy ? " (thinking…)" : "";
+    return `${who} ${what}${you}.`;
+}
+
+const capitalize = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+
+function humanToAct() {
+    const side = $("human").value;
+    return Boolean(state && state.to_act && (side === "both" || side === state.to_act));
+}
+
+function clickCell(cell) {
+    if (!state || busy) return;
+    message("");
+    if (state.winner) {
+        message("The game is over: start a new one.");
+        return;
+    }
+    if (!humanToAct()) {
+        message("It is the opponent's turn.");
+        return;
+    }
+    if (state.phase === "push") {
+        if (cell.dot) {
+            selectedDot = selectedDot === cell.cell ? null : cell.cell;
+            render();
+        } else if (!selectedDot) {
+            message(`${cell.cell}: a push starts at a dot on the rim; click a dot, then the point next to it.`);
+        } else {
+            const gipf = $("gipf-piece").checked && !$("gipf-label").hidden ? "G" : "";
+            const action = `${gipf}${selectedDot}-${cell.cell}`;
+            selectedDot = null;
+            play(action);
+        }
+    } else if (state.phase === "remove") {
+        if (!state.board[cell.cell]) {
+            message(`${cell.cell} is empty: click the pieces of the row to remove.`);
+            return;
+        }
+        if (selected.has(cell.cell)) selected.delete(cell.cell);
+        else selected.add(cell.cell);
+        render();
+    }
+}
+
+/** Plays an action (the engine checks it), then lets the opponent act. */
+async function play(action) {
+    const answer = await ask({ cmd: "play", action });
+    if (answer.error) {
+        message(answer.error);
+        render();
+        return;
+    }
+    state = answer;
+    selected = new Set();
+    lastMove = action.includes("-") && !action.startsWith("x") ? action.split("-")[1] : null;
+    render();
+    await opponentTurn();
+}
+
+function opponentSpec() {
+    const kind = $("opponent").value;
+    const n = Math.max(1, parseInt($("strength").value, 10) || 1);
+    return kind === "uct" || kind === "alphabeta" ? `${kind}:${n}` : kind;
+}
+
+function showThinking(answer) {
+    const total = answer.visits.reduce((sum, [, n]) => sum + n, 0) || 1;
+    const top = answer.visits.slice(0, 5).map(([a, n]) => `${a} ${Math.round((100 * n) / total)}%`);
+    const value = answer.value === null ? "—" : (answer.value >= 0 ? "+" : "") + answer.value.toFixed(2);
+    $("thinking").textContent =
+        `value ${value} for ${state.to_act}; ${answer.simulations} simulations in ` +
+        `${Math.round(answer.seconds * 1000)} ms; visits: ${top.join(", ")}`;
+}
+
+/** The opponent's actions, as long as it is to act (it may act twice in a row). */
+async function opponentTurn() {
+    while (state.to_act && !state.winner && !humanToAct()) {
+        busy = true;
+        render();
+        let answer;
+        if ($("opponent").value === "model") {
+            const simulations = Math.max(1, parseInt($("strength").value, 10) || 1);
+            answer = await ask({ cmd: "model_move", simulations, search: SEARCH });
+            if (answer.done) showThinking(answer);
+        } else {
+            answer = await ask({ cmd: "baseline", player: opponentSpec(), seed: seed++ });
+            $("thinking").textContent = `${opponentSpec()} chose ${answer.action || "—"}`;
+        }
+        busy = false;
+        if (answer.error) {
+            message(`The opponent could not move: ${answer.error}`);
+            render();
+            return;
+        }
+        const played = await ask({ cmd: "play", action: answer.action });
+        if (played.error) {
+            message(played.error);
+            return;
+        }
+        state = played;
+        lastMove = answer.action.includes("-") && !answer.action.startsWith("x") ? answer.action.split("-")[1] : null;
+        render();
+    }
+}
+
+async function newGame() {
+    await begin(await ask({ cmd: "new", variant: $("variant").value }));
+}
+
+async function loadPosition() {
+    let position;
+    try {
+        position = JSON.parse($("position").value);
+    } catch (e) {
+        message(`The position is not JSON: ${e.message}`);
+        return;
+    }
+    const answer = await ask({ cmd: "setup", position });
+    if (answer.error) message(answer.error);
+    else await begin(answer);
+}
+
+async function begin(answer) {
+    state = answer;
+    $("variant").value = state.variant;
+    selectedDot = null;
+    selected = new Set();
+    lastMove = null;
+    message("");
+    $("thinking").textContent = "—";
+    render();
+    await opponentTurn();
+}
+
+/** Takes back the last action, and the opponent's before it, to the player's turn. */
+async function undo() {
+    if (busy) return;
+    const answer = await ask({ cmd: "undo" });
+    if (answer.error) {
+        message(answer.error);
+        return;
+    }
+    state = answer;
+    while (!humanToAct() && state.moves.length > 0) {
+        const earlier = await ask({ cmd: "undo" });
+        if (earlier.error) break;
+        state = earlier;
+    }
+    selected = new Set();
+    selectedDot = null;
+    lastMove = null;
+    message("");
+    render();
+    await opponentTurn();
+}
+
+function strengthHelp() {
+    const help = {
+        model: "simulations per action",
+        uct: "random playouts per action",
+        alphabeta: "depth in pushes (1 to 32)",
+        greedy: "(no setting)",
+        random: "(no setting)",
+    };
+    $("strength-help").textContent = help[$("opponent").value];
+    if ($("opponent").value === "alphabeta") $("strength").value = 2;
+    if ($("opponent").value === "uct") $("strength").value = 1000;
+    if ($("opponent").value === "model") $("strength").value = 64;
+}
+
+async function start() {
+    cells = (await ask({ cmd: "layout" })).cells;
+    drawBoard();
+    $("new-game").addEventListener("click", newGame);
+    $("load-position").addEventListener("click", loadPosition);
+    $("undo").addEventListener("click", undo);
+    $("remove").addEventListener("click", () => play("x" + [...selected].join(",")));
+    $("leave").addEventListener("click", () => play("x-"));
+    $("opponent").addEventListener("change", strengthHelp);
+    $("human").addEventListener("change", () => render());
+    await newGame();
+}
+
+// For tests and the curious: the engine's requests, and the state shown.
+window.gipf = { ask, state: () => state, busy: () => busy };
+start();
