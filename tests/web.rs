@@ -148,7 +148,7 @@ fn the_web_board_plays_in_a_browser_as_the_native_engine() {
     // Parity: the same outputs, the same choices, and the speed of each
     // (on one thread, as the page's).
     tch::set_num_threads(1);
-    let (mut network, _) = gipf::checkpoint::load_checkpoint(&weights, tch::Device::Cpu).unwrap();
+    let (network, _) = gipf::checkpoint::load_checkpoint(&weights, tch::Device::Cpu).unwrap();
     let mut player =
         NetworkPlayer::load(&weights, tch::Device::Cpu, Budget::Simulations(SIMULATIONS), &search).unwrap();
     let (mut browser_seconds, mut native_seconds) = (0.0, 0.0);
