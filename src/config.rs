@@ -168,10 +168,25 @@ fn check_positive(name: &str, value: f64, max: f64) -> Result<()> {
     Ok(())
 }
 
+/// The configurations of `configs/`, built in.
+const SHIPPED: [(&str, &str); 3] = [
+    ("cpu.toml", include_str!("../configs/cpu.toml")),
+    ("gpu.toml", include_str!("../configs/gpu.toml")),
+    ("tiny.toml", include_str!("../configs/tiny.toml")),
+];
+
 impl Config {
-    /// Reads and checks a configuration file.
+    /// Reads and checks a configuration file. A shipped one named as in the
+    /// checkout (`configs/cpu.toml`) that is not there, as when a binary runs
+    /// from another folder, is the copy built into the program.
     pub fn load(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config {}", path.display()))?;
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) => match SHIPPED.iter().find(|(name, _)| path == Path::new("configs").join(name)) {
+                Some((_, text)) if e.kind() == std::io::ErrorKind::NotFound => text.to_string(),
+                _ => return Err(e).with_context(|| format!("cannot read config {}", path.display())),
+            },
+        };
         Config::parse(&text).with_context(|| format!("config {}", path.display()))
     }
 

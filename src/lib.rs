@@ -22,6 +22,19 @@ pub mod shards;
 pub mod store;
 pub mod train;
 
+/// The per-user cache (`GIPF_CACHE`, else `$XDG_CACHE_HOME/gipf`, else
+/// `~/.cache/gipf`): the Python environments of the setup scripts, and the
+/// local copies of runs in an object store.
+pub fn cache_dir() -> std::path::PathBuf {
+    use std::path::PathBuf;
+    std::env::var_os("GIPF_CACHE").map(PathBuf::from).unwrap_or_else(|| {
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
+        base.join("gipf")
+    })
+}
+
 /// Logs to standard error, at `info` unless `RUST_LOG` says otherwise, with
 /// colours only on a terminal.
 pub fn init_logging() {

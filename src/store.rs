@@ -438,16 +438,10 @@ pub fn retry_forever<T>(what: &str, mut attempt: impl FnMut() -> Result<T>) -> T
 }
 
 /// A local folder for the files of a store URL on this machine, under the
-/// per-user cache (`GIPF_CACHE`, else `~/.cache/gipf`):
+/// per-user cache ([`crate::cache_dir`]):
 /// `runs/<the URL as a file name>/<what>`.
 pub fn local_cache(url: &str, what: &str) -> PathBuf {
-    let base = std::env::var_os("GIPF_CACHE").map(PathBuf::from).unwrap_or_else(|| {
-        let home = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
-        home.join("gipf")
-    });
-    base.join("runs").join(file_name_of(url)).join(what)
+    crate::cache_dir().join("runs").join(file_name_of(url)).join(what)
 }
 
 /// `url` as one file name: letters, digits, '.' and '-' kept, the rest '_'.

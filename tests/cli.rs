@@ -230,3 +230,25 @@ fn the_loop_runs_generations_and_resumes_where_it_stopped() {
     assert!(!models.iter().any(|m| m.starts_with('.')), "no temporary files left: {models:?}");
     assert!(!names("logs").is_empty());
 }
+
+/// From a folder outside the checkout: the shipped configs are built in, and
+/// the export finds the Python environment in the cache.
+#[test]
+fn binaries_work_from_any_folder() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_gipf")).args(args).current_dir(elsewhere.path()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = run(&["arena", "random", "greedy", "--games", "2", "--device", "cpu"]);
+    assert!(out.contains("A = random, B = greedy"), "{out}");
+    run(&["loop", "--config", "configs/tiny.toml", "--run", "run", "--generations", "1", "--device", "cpu"]);
+    let weights = elsewhere.path().join("run/models/step-00000000.safetensors");
+    let out = run(&["export", weights.to_str().unwrap(), "--out", "exported"]);
+    assert!(out.contains("model.onnx (onnxruntime matches TorchScript"), "{out}");
+    assert!(!elsewhere.path().join("exported/.export_onnx.py").exists(), "the converter is not left behind");
+    let missing = gipf(&["arena", "random", "greedy", "--config", "configs/none.toml"]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read config configs/none.toml"));
+}

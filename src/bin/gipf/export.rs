@@ -15,7 +15,7 @@ pub struct Args {
     #[arg(long)]
     out: PathBuf,
     /// Python with torch and onnx for the ONNX conversion [default: $GIPF_PYTHON, else
-    /// the project environment's .python, else python3].
+    /// the checkout's .python, else the environment of scripts/setup-torch.sh in the cache].
     #[arg(long)]
     python: Option<PathBuf>,
     /// Skip the ONNX file.
@@ -23,13 +23,33 @@ pub struct Args {
     no_onnx: bool,
 }
 
-/// The Python to convert with.
-pub fn python(explicit: Option<PathBuf>) -> PathBuf {
+/// The Python to convert with: `--python`, `$GIPF_PYTHON`, the checkout's
+/// `.python`, or the environment `scripts/setup-torch.sh` made in the cache.
+fn python(explicit: Option<PathBuf>) -> Result<PathBuf> {
+    let in_cache = || {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(gipf::cache_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("torch-"))
+            .map(|e| e.path().join("bin/python"))
+            .filter(|p| p.exists())
+            .collect();
+        found.sort();
+        found.pop()
+    };
     explicit
         .or_else(|| std::env::var_os("GIPF_PYTHON").map(PathBuf::from))
         .or_else(|| Some(PathBuf::from("./.python")).filter(|p| p.exists()))
-        .unwrap_or_else(|| PathBuf::from("python3"))
+        .or_else(in_cache)
+        .context(
+            "no Python with torch and onnx for the ONNX conversion: run scripts/setup-torch.sh, or set GIPF_PYTHON \
+             or --python (--no-onnx skips the conversion)",
+        )
 }
+
+/// The converter, built into the program so that it runs from any folder.
+const EXPORT_ONNX: &str = include_str!("../../../scripts/export_onnx.py");
 
 pub fn run(args: Args) -> Result<()> {
     let checkpoint = match gipf::store::is_url(&args.checkpoint) {
@@ -42,13 +62,13 @@ pub fn run(args: Args) -> Result<()> {
     if args.no_onnx {
         return Ok(());
     }
-    let python = python(args.python);
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/export_onnx.py");
-    let status = Command::new(&python)
-        .arg(&script)
-        .arg(args.out.join(TORCHSCRIPT_FILE))
-        .arg(args.out.join(ONNX_FILE))
-        .status()
+    let python = python(args.python)?;
+    let script = args.out.join(".export_onnx.py");
+    std::fs::write(&script, EXPORT_ONNX).with_context(|| format!("cannot write {}", script.display()))?;
+    let status =
+        Command::new(&python).arg(&script).arg(args.out.join(TORCHSCRIPT_FILE)).arg(args.out.join(ONNX_FILE)).status();
+    std::fs::remove_file(&script).ok();
+    let status = status
         .with_context(|| format!("cannot run {} for the ONNX conversion (--no-onnx skips it)", python.display()))?;
     if !status.success() {
         bail!("the ONNX conversion failed ({status}); the other files are written (--no-onnx skips it)");
