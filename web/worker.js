@@ -41,6 +41,15 @@ function ask(request) {
 async function loadModel() {
     if (session) return;
     card = await (await fetch("model/model.json")).json();
+    // The model card's encoding and action table must be the engine's.
+    const engineEncoding = ask({ cmd: "encoding" });
+    if (card.encoding_version !== engineEncoding.encoding_version) {
+        throw new Error(`model.json: encoding version ${card.encoding_version}, the engine's is ${engineEncoding.encoding_version}`);
+    }
+    const differ = card.actions.findIndex((a, i) => a !== engineEncoding.actions[i]);
+    if (differ >= 0 || card.actions.length !== engineEncoding.actions.length) {
+        throw new Error(`model.json: its action table differs from the engine's at index ${differ}`);
+    }
     const model = await (await fetch("model/model.onnx")).arrayBuffer();
     session = await ort.InferenceSession.create(model, { executionProviders: ["wasm"] });
 }

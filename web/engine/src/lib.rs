@@ -15,6 +15,9 @@
 //! Requests, and what they answer (besides `{"error": "..."}`):
 //! - `{"cmd": "layout"}`: the cells, with their notation and whether each
 //!   is a dot: `{"cells": [{"cell": "a1", "column": 0, "number": 1, "dot": true}, ...]}`;
+//! - `{"cmd": "encoding"}`: the encoding version and the action at each
+//!   policy index, to check a model card against:
+//!   `{"encoding_version": 1, "actions": ["a1-b2", ...]}`;
 //! - `{"cmd": "new", "variant": "standard"}`, `{"cmd": "setup", "position":
 //!   {...}}` (a position as `docs/rules.md` gives it), `{"cmd": "play", "action": "b1-b2"}`,
 //!   `{"cmd": "undo"}`, `{"cmd": "state"}`: the state (the `gipf rules
@@ -27,7 +30,7 @@
 //!   ..., "value": ..., "visits": [[action, visits], ...], "simulations": ...}`
 //!   with the root's value for the player to act and the most visited first.
 
-use gipf_core::encoding::{encode, INPUT_SIZE, NUM_ACTIONS};
+use gipf_core::encoding::{action_at, encode, ENCODING_VERSION, INPUT_SIZE, NUM_ACTIONS};
 use gipf_core::players::{AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Uct};
 use gipf_core::rules::{Action, Cell, Position, Setup, StateJson, Variant};
 use gipf_core::search::{Evaluation, Leaf, Run, SearchConfig, Tree};
@@ -42,6 +45,7 @@ pub const OUTPUT_SIZE: usize = NUM_ACTIONS + 1;
 #[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
 enum Request {
     Layout,
+    Encoding,
     New { variant: Variant },
     Setup { position: Value },
     Play { action: String },
@@ -111,6 +115,10 @@ impl Session {
             Request::Layout => json!({ "cells": Cell::all().map(|c| json!({
                 "cell": c.to_string(), "column": c.column(), "number": c.number(), "dot": c.is_dot()
             })).collect::<Vec<_>>() }),
+            Request::Encoding => json!({
+                "encoding_version": ENCODING_VERSION,
+                "actions": (0..NUM_ACTIONS).map(|i| action_at(i).to_string()).collect::<Vec<_>>(),
+            }),
             Request::New { variant } => {
                 *self = Session::new(variant);
                 self.state()
@@ -376,6 +384,8 @@ mod tests {
         let cells = layout["cells"].as_array().unwrap();
         assert_eq!(cells.len(), 61);
         assert_eq!(cells.iter().filter(|c| c["dot"] == true).count(), 24);
+        let encoding = ask(&mut s, json!({"cmd": "encoding"}));
+        assert_eq!(encoding["actions"].as_array().unwrap().len(), NUM_ACTIONS);
         let start = ask(&mut s, json!({"cmd": "new", "variant": "basic"}));
         let state = start.clone();
         assert_eq!((state["variant"].as_str(), state["moves"].as_array().unwrap().len()), (Some("basic"), 0));
