@@ -73,23 +73,25 @@ pub fn read_meta(weights: &Path) -> Result<CheckpointMeta> {
     let meta_path = weights.with_extension("json");
     let text = std::fs::read_to_string(&meta_path)
         .with_context(|| format!("cannot read {} (the description beside the weights)", meta_path.display()))?;
-    let format = serde_json::from_str::<FormatOnly>(&text)
-        .with_context(|| format!("{}: not a checkpoint description", meta_path.display()))?
-        .format;
-    anyhow::ensure!(
-        (1..=CHECKPOINT_FORMAT).contains(&format),
-        "{}: checkpoint format {format} (this program reads formats 1 to {CHECKPOINT_FORMAT})",
-        meta_path.display()
-    );
-    let meta: CheckpointMeta = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a checkpoint description", meta_path.display()))?;
-    anyhow::ensure!(
-        meta.encoding_version == ENCODING_VERSION,
-        "{}: encoding version {} (this program uses {ENCODING_VERSION})",
-        meta_path.display(),
-        meta.encoding_version
-    );
-    Ok(meta)
+    CheckpointMeta::parse(&text).with_context(|| meta_path.display().to_string())
+}
+
+impl CheckpointMeta {
+    /// Reads a description's text, checking its format and encoding version.
+    pub fn parse(text: &str) -> Result<CheckpointMeta> {
+        let format = serde_json::from_str::<FormatOnly>(text).context("not a checkpoint description")?.format;
+        anyhow::ensure!(
+            (1..=CHECKPOINT_FORMAT).contains(&format),
+            "checkpoint format {format} (this program reads formats 1 to {CHECKPOINT_FORMAT})"
+        );
+        let meta: CheckpointMeta = serde_json::from_str(text).context("not a checkpoint description")?;
+        anyhow::ensure!(
+            meta.encoding_version == ENCODING_VERSION,
+            "encoding version {} (this program uses {ENCODING_VERSION})",
+            meta.encoding_version
+        );
+        Ok(meta)
+    }
 }
 
 /// Loads a checkpoint's network, its shape taken from the description beside it.

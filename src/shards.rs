@@ -83,14 +83,23 @@ pub fn read(file: &GamesFile) -> Result<FileGames> {
         return Ok(FileGames { games: vec![GameFile::read(path)?], bad: Vec::new() });
     }
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let text = zstd::decode_all(bytes.as_slice())
-        .with_context(|| format!("{}: not a zstd-compressed shard, or cut short", path.display()))?;
-    let text = String::from_utf8(text).with_context(|| format!("{}: not UTF-8 text", path.display()))?;
+    let mut out = parse(&bytes).with_context(|| path.display().to_string())?;
+    for bad in out.bad.iter_mut() {
+        *bad = format!("{} {bad}", path.display());
+    }
+    Ok(out)
+}
+
+/// Reads a shard's bytes: zstd-compressed JSON lines, one game each. Bad
+/// lines are reported (`line N: reason`) and left out.
+pub fn parse(bytes: &[u8]) -> Result<FileGames> {
+    let text = zstd::decode_all(bytes).context("not a zstd-compressed shard, or cut short")?;
+    let text = String::from_utf8(text).context("not UTF-8 text")?;
     let mut out = FileGames::default();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         match GameFile::parse(line) {
             Ok(game) => out.games.push(game),
-            Err(e) => out.bad.push(format!("{} line {}: {e:#}", path.display(), i + 1)),
+            Err(e) => out.bad.push(format!("line {}: {e:#}", i + 1)),
         }
     }
     Ok(out)
