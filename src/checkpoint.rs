@@ -61,6 +61,18 @@ impl CheckpointMeta {
     }
 }
 
+/// A whole checkpoint that this program or configuration cannot use (another
+/// format, encoding or network shape): an error to report, unlike a damaged
+/// one, which gives way to the checkpoint before it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Incompatible(pub String);
+
+/// Whether `error` says a checkpoint is incompatible rather than damaged.
+pub fn is_incompatible(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| cause.is::<Incompatible>())
+}
+
 #[derive(Deserialize)]
 struct FormatOnly {
     #[serde(default = "first_format")]
@@ -80,16 +92,15 @@ impl CheckpointMeta {
     /// Reads a description's text, checking its format and encoding version.
     pub fn parse(text: &str) -> Result<CheckpointMeta> {
         let format = serde_json::from_str::<FormatOnly>(text).context("not a checkpoint description")?.format;
-        anyhow::ensure!(
-            (1..=CHECKPOINT_FORMAT).contains(&format),
-            "checkpoint format {format} (this program reads formats 1 to {CHECKPOINT_FORMAT})"
-        );
+        if !(1..=CHECKPOINT_FORMAT).contains(&format) {
+            let why = format!("checkpoint format {format} (this program reads formats 1 to {CHECKPOINT_FORMAT})");
+            return Err(Incompatible(why).into());
+        }
         let meta: CheckpointMeta = serde_json::from_str(text).context("not a checkpoint description")?;
-        anyhow::ensure!(
-            meta.encoding_version == ENCODING_VERSION,
-            "encoding version {} (this program uses {ENCODING_VERSION})",
-            meta.encoding_version
-        );
+        if meta.encoding_version != ENCODING_VERSION {
+            let why = format!("encoding version {} (this program uses {ENCODING_VERSION})", meta.encoding_version);
+            return Err(Incompatible(why).into());
+        }
         Ok(meta)
     }
 }
@@ -107,16 +118,46 @@ pub fn load_checkpoint(weights: &Path, device: Device) -> Result<(Network, Check
 /// The newest `*.safetensors` file in `dir` by name (checkpoint names carry
 /// a zero-padded step), or `None` when there is none yet.
 pub fn newest_checkpoint(dir: &Path) -> Result<Option<PathBuf>> {
+    Ok(checkpoints_newest_first(dir)?.into_iter().next())
+}
+
+/// The weights files of a models folder, newest first (hidden names, such as
+/// temporaries and damaged checkpoints set aside, left out).
+pub fn checkpoints_newest_first(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list model folder {}", dir.display()))?;
-    let mut newest: Option<PathBuf> = None;
+    let mut found = Vec::new();
     for entry in entries {
         let path = entry?.path();
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if name.ends_with(".safetensors") && !name.starts_with('.') && newest.as_ref().is_none_or(|n| path > *n) {
-            newest = Some(path);
+        if name.ends_with(".safetensors") && !name.starts_with('.') {
+            found.push(path);
         }
     }
-    Ok(newest)
+    found.sort_by(|a, b| b.cmp(a));
+    Ok(found)
+}
+
+/// Loads the checkpoint `weights`, or when it cannot be loaded (cut short,
+/// empty, damaged) the newest older one of its folder that can, with a
+/// warning naming each one passed over.
+pub fn load_checkpoint_or_older(weights: &Path, device: Device) -> Result<(Network, CheckpointMeta, PathBuf)> {
+    let first = match load_checkpoint(weights, device) {
+        Ok((network, meta)) => return Ok((network, meta, weights.to_path_buf())),
+        Err(e) if is_incompatible(&e) => return Err(e),
+        Err(e) => e,
+    };
+    tracing::warn!("{}: cannot be loaded ({first:#}); trying the checkpoint before it", weights.display());
+    let folder = weights.parent().unwrap_or(Path::new("."));
+    for older in checkpoints_newest_first(folder)?.into_iter().filter(|p| p.as_path() < weights) {
+        match load_checkpoint(&older, device) {
+            Ok((network, meta)) => {
+                tracing::warn!("using {} instead", older.display());
+                return Ok((network, meta, older));
+            }
+            Err(e) => tracing::warn!("{}: cannot be loaded either ({e:#})", older.display()),
+        }
+    }
+    Err(first).with_context(|| format!("no checkpoint of {} up to this one can be loaded", folder.display()))
 }
 
 /// The file in a models folder naming the checkpoint that passed the gate

@@ -24,7 +24,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
-use crate::checkpoint::{load_checkpoint, model_name, ModelSource};
+use crate::checkpoint::{load_checkpoint_or_older, model_name, ModelSource};
 use crate::config::Config;
 use crate::encoding::{encode, ENCODING_VERSION, INPUT_SIZE, NUM_ACTIONS};
 use crate::games::{GameFile, GameResult, Sample, GAME_FORMAT};
@@ -483,10 +483,14 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
         .build()
         .context("cannot start the search threads")?;
     let net_config = options.config.network;
-    let load = |path: Option<&PathBuf>| -> Result<Network> {
+    // A checkpoint that cannot be loaded gives way to the newest older one.
+    let load = |path: Option<&PathBuf>| -> Result<(Network, Option<PathBuf>)> {
         match path {
-            Some(p) => Ok(load_checkpoint(p, options.device)?.0),
-            None => Ok(Network::new(&net_config, options.device, options.seed as i64)),
+            Some(p) => {
+                let (network, _, used) = load_checkpoint_or_older(p, options.device)?;
+                Ok((network, Some(used)))
+            }
+            None => Ok((Network::new(&net_config, options.device, options.seed as i64), None)),
         }
     };
     let p = &options.config.selfplay;
@@ -497,8 +501,8 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
         Duration::from_secs_f64(p.shard_seconds),
     )?;
     let mut current = options.model.current()?;
-    let mut network = load(current.as_ref())?;
-    let mut model = model_name(current.as_deref());
+    let (mut network, used) = load(current.as_ref())?;
+    let mut model = model_name(used.as_deref());
     tracing::info!(model, device = ?options.device, "self-play starts");
 
     let bar = match (options.progress, options.games) {
@@ -550,8 +554,9 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
                 let newest = options.model.current()?;
                 if newest != current {
                     forward_before += network.forward_seconds;
-                    network = load(newest.as_ref())?;
-                    model = model_name(newest.as_deref());
+                    let used;
+                    (network, used) = load(newest.as_ref())?;
+                    model = model_name(used.as_deref());
                     current = newest;
                     tracing::info!(model, "picked up a new checkpoint");
                 }

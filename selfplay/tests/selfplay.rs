@@ -130,6 +130,25 @@ fn the_newest_checkpoint_in_the_model_folder_plays() {
     assert!(err.contains("step-00000020.json: encoding version 7"), "{err}");
 }
 
+/// A newest checkpoint cut short (a crash, a full disk) gives way to the one
+/// before it, with a warning; self-play goes on.
+#[test]
+fn a_damaged_newest_checkpoint_gives_way_to_the_one_before() {
+    let models = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    for step in [1, 20, 30] {
+        let mut trainer = Trainer::new(&tiny(), Device::Cpu, step as i64);
+        trainer.step = step;
+        trainer.save(models.path()).unwrap();
+    }
+    std::fs::write(models.path().join("step-00000030.safetensors"), b"").unwrap();
+    let weights = models.path().join("step-00000020.safetensors");
+    let bytes = std::fs::read(&weights).unwrap();
+    std::fs::write(&weights, &bytes[..bytes.len() / 2]).unwrap();
+    run(options(out.path(), ModelSource::Folder(models.path().to_path_buf()), 1)).unwrap();
+    assert_eq!(games_in(out.path())[0].model, "step-00000001.safetensors");
+}
+
 #[test]
 fn corrupt_shards_and_games_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();

@@ -20,7 +20,9 @@ use rand::{Rng, SeedableRng};
 use tch::{Device, Kind, Tensor};
 use tensorboard_rs::summary_writer::SummaryWriter;
 
-use crate::checkpoint::{newest_checkpoint, read_meta, CheckpointMeta, CHECKPOINT_FORMAT};
+use crate::checkpoint::{
+    checkpoints_newest_first, is_incompatible, read_meta, CheckpointMeta, Incompatible, CHECKPOINT_FORMAT,
+};
 use crate::config::Config;
 use crate::durable::{publish, temporary_path, write_atomic};
 use crate::encoding::{ENCODING_VERSION, GRID, NUM_ACTIONS, NUM_PLANES};
@@ -75,25 +77,51 @@ impl Trainer {
         }
     }
 
-    /// Resumes from the newest checkpoint in `models`, or starts fresh when there is none.
+    /// Resumes from the newest checkpoint in `models`, or starts fresh when
+    /// there is none. A newest checkpoint that cannot be loaded (cut short by
+    /// a crash or a full disk) is set aside under a hidden name
+    /// (`.damaged-NAME`) with a warning, and the one before it is used.
     pub fn resume_or_new(config: &Config, models: &Path, device: Device, seed: i64) -> Result<Trainer> {
-        match newest_checkpoint(models)? {
-            Some(weights) => Trainer::load(config, &weights, device),
-            None => Ok(Trainer::new(config, device, seed)),
+        let all = checkpoints_newest_first(models)?;
+        let Some(newest) = all.first() else { return Ok(Trainer::new(config, device, seed)) };
+        let first = match Trainer::load(config, newest, device) {
+            Ok(trainer) => return Ok(trainer),
+            // Another format, encoding or network shape is not damage.
+            Err(e) if is_incompatible(&e) => return Err(e),
+            Err(e) => e,
+        };
+        let mut reason = format!("{first:#}");
+        for (damaged, older) in all.iter().zip(&all[1..]) {
+            let name = damaged.file_name().expect("a checkpoint has a name").to_string_lossy();
+            let aside = damaged.with_file_name(format!(".damaged-{name}"));
+            tracing::warn!(
+                "{}: cannot resume from it ({reason}); set aside as {}, trying {}",
+                damaged.display(),
+                aside.display(),
+                older.display()
+            );
+            std::fs::rename(damaged, &aside).with_context(|| format!("cannot set aside {}", damaged.display()))?;
+            match Trainer::load(config, older, device) {
+                Ok(trainer) => return Ok(trainer),
+                Err(e) => reason = format!("{e:#}"),
+            }
         }
+        Err(first).with_context(|| format!("no checkpoint in {} can be resumed from", models.display()))
     }
 
     /// Loads a checkpoint from its weights file (the `.json` and `.optim` beside it too).
     pub fn load(config: &Config, weights: &Path, device: Device) -> Result<Trainer> {
         let meta = read_meta(weights)?;
         let meta_path = weights.with_extension("json");
-        anyhow::ensure!(
-            meta.network == config.network,
-            "{}: network {:?} differs from the config's {:?}",
-            meta_path.display(),
-            meta.network,
-            config.network
-        );
+        if meta.network != config.network {
+            let why = format!(
+                "{}: network {:?} differs from the config's {:?}",
+                meta_path.display(),
+                meta.network,
+                config.network
+            );
+            return Err(Incompatible(why).into());
+        }
         let network = Network::load(weights, &config.network, device)?;
         let optim_path = weights.with_extension("optim");
         let saved = Tensor::read_safetensors(&optim_path)

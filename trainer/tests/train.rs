@@ -290,6 +290,34 @@ fn checkpoint_steps(models: &Path) -> Vec<u64> {
     steps
 }
 
+/// A trainer resumes from the newest checkpoint it can load: a newest one
+/// cut short is set aside under a hidden name, with a warning. One of
+/// another network shape is an error, and nothing is set aside.
+#[test]
+fn a_damaged_newest_checkpoint_is_set_aside_and_the_one_before_resumed() {
+    let models = tempfile::tempdir().unwrap();
+    let config = tiny();
+    for step in [5, 10] {
+        let mut trainer = Trainer::new(&config, Device::Cpu, step as i64);
+        trainer.step = step;
+        trainer.save(models.path()).unwrap();
+    }
+    let newest = models.path().join("step-00000010.optim");
+    let bytes = std::fs::read(&newest).unwrap();
+    std::fs::write(&newest, &bytes[..bytes.len() / 3]).unwrap();
+    let mut other = config.clone();
+    other.network.channels = 16;
+    let Err(err) = Trainer::resume_or_new(&other, models.path(), Device::Cpu, 1) else { panic!("resumed") };
+    let err = format!("{err:#}");
+    assert!(err.contains("differs from the config's"), "{err}");
+    assert_eq!(checkpoint_steps(models.path()), [5, 10], "nothing set aside for a config error");
+
+    let trainer = Trainer::resume_or_new(&config, models.path(), Device::Cpu, 1).unwrap();
+    assert_eq!(trainer.step, 5);
+    assert_eq!(checkpoint_steps(models.path()), [5]);
+    assert!(models.path().join(".damaged-step-00000010.safetensors").is_file(), "kept for a look");
+}
+
 /// A loss that is not finite stops training with a clear error before the
 /// weights change, and no checkpoint is written.
 #[test]
