@@ -34,6 +34,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     publish(&tmp, path)
 }
 
+/// An error naming `dir` unless a file can be created in it (a read-only
+/// or full folder is reported before any work).
+pub fn check_writable(dir: &Path) -> Result<()> {
+    let probe = temporary_path(&dir.join("probe"))?;
+    std::fs::File::create(&probe).with_context(|| format!("cannot write in {}", dir.display()))?;
+    std::fs::remove_file(&probe).with_context(|| format!("cannot write in {}", dir.display()))
+}
+
 /// Syncs the finished file `tmp`, renames it to `path` and syncs the folder.
 /// On failure `tmp` is removed and `path` is left as it was.
 pub fn publish(tmp: &Path, path: &Path) -> Result<()> {

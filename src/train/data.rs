@@ -262,9 +262,6 @@ impl Window {
         openings: &mut HashSet<Vec<crate::rules::Action>>,
     ) {
         self.seen.insert(file.name.clone());
-        if self.cursor.as_ref().is_none_or(|c| file.name > *c) {
-            self.cursor = Some(file.name.clone());
-        }
         let read = match shards::read(file) {
             Ok(read) => read,
             Err(e) => {
@@ -273,6 +270,11 @@ impl Window {
                 return;
             }
         };
+        // Only a file read moves the cursor: a damaged one named in the
+        // future would otherwise hide the shards named before it.
+        if self.cursor.as_ref().is_none_or(|c| file.name > *c) {
+            self.cursor = Some(file.name.clone());
+        }
         report.files += 1;
         self.total_files += 1;
         for bad in read.bad {

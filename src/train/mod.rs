@@ -92,15 +92,23 @@ impl Trainer {
         };
         let mut reason = format!("{first:#}");
         for (damaged, older) in all.iter().zip(&all[1..]) {
-            let name = damaged.file_name().expect("a checkpoint has a name").to_string_lossy();
-            let aside = damaged.with_file_name(format!(".damaged-{name}"));
+            let aside = |path: &Path| {
+                let name = path.file_name().expect("a checkpoint file has a name").to_string_lossy();
+                path.with_file_name(format!(".damaged-{name}"))
+            };
             tracing::warn!(
                 "{}: cannot resume from it ({reason}); set aside as {}, trying {}",
                 damaged.display(),
-                aside.display(),
+                aside(damaged).display(),
                 older.display()
             );
-            std::fs::rename(damaged, &aside).with_context(|| format!("cannot set aside {}", damaged.display()))?;
+            for ext in ["json", "optim", "safetensors"] {
+                let file = damaged.with_extension(ext);
+                if file.exists() {
+                    std::fs::rename(&file, aside(&file))
+                        .with_context(|| format!("cannot set aside {}", file.display()))?;
+                }
+            }
             match Trainer::load(config, older, device) {
                 Ok(trainer) => return Ok(trainer),
                 Err(e) => reason = format!("{e:#}"),
@@ -185,19 +193,27 @@ impl Trainer {
             games_recent: self.games_recent.clone(),
             config: serde_json::to_value(&self.config)?,
         };
-        write_atomic(&models.join(format!("{stem}.json")), serde_json::to_string_pretty(&meta)?.as_bytes())?;
+        let description = models.join(format!("{stem}.json"));
         let optim = models.join(format!("{stem}.optim"));
-        let optim_tmp = temporary_path(&optim)?;
-        let named: Vec<(&str, &Tensor)> = self.momentum.iter().map(|(n, t)| (n.as_str(), t)).collect();
-        Tensor::write_safetensors(&named, &optim_tmp)
-            .with_context(|| format!("cannot write {}", optim_tmp.display()))?;
-        publish(&optim_tmp, &optim)?;
-        // Weights last: their appearance marks a complete checkpoint.
         let weights = models.join(format!("{stem}.safetensors"));
-        let weights_tmp = temporary_path(&weights)?;
-        self.network.save(&weights_tmp)?;
-        publish(&weights_tmp, &weights)?;
-        Ok(weights)
+        let (optim_tmp, weights_tmp) = (temporary_path(&optim)?, temporary_path(&weights)?);
+        let written = (|| {
+            write_atomic(&description, serde_json::to_string_pretty(&meta)?.as_bytes())?;
+            let named: Vec<(&str, &Tensor)> = self.momentum.iter().map(|(n, t)| (n.as_str(), t)).collect();
+            Tensor::write_safetensors(&named, &optim_tmp)
+                .with_context(|| format!("cannot write {}", optim_tmp.display()))?;
+            publish(&optim_tmp, &optim)?;
+            // Weights last: their appearance marks a complete checkpoint.
+            self.network.save(&weights_tmp)?;
+            publish(&weights_tmp, &weights)
+        })();
+        if written.is_err() {
+            // No part of an unfinished checkpoint is left (a full disk, say).
+            for path in [&optim_tmp, &weights_tmp, &optim, &description] {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        written.map(|()| weights)
     }
 
     pub fn learning_rate(&self) -> f64 {
@@ -294,65 +310,92 @@ pub fn window_size(config: &Config, total: u64) -> usize {
     ((total as f64 * t.window_fraction) as usize).clamp(t.window_min, t.window_max)
 }
 
-/// TensorBoard scalars for training.
+/// TensorBoard scalars for training. The writer (tensorboard-rs) panics on
+/// a write error, so a failure (a full disk) stops the logs with a warning
+/// and training goes on.
 pub struct Logs {
-    writer: SummaryWriter,
+    writer: Option<SummaryWriter>,
+    dir: PathBuf,
 }
 
 impl Logs {
+    /// Opens the logs folder, checking first that it can be written.
     pub fn new(dir: &Path) -> Result<Logs> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create logs folder {}", dir.display()))?;
-        Ok(Logs { writer: SummaryWriter::new(dir) })
+        crate::durable::check_writable(dir)?;
+        Ok(Logs { writer: Some(SummaryWriter::new(dir)), dir: dir.to_path_buf() })
+    }
+
+    /// Writes with the TensorBoard writer unless it has failed.
+    fn write(&mut self, scalars: &[(&str, f32)], step: u64) {
+        let Some(writer) = self.writer.as_mut() else { return };
+        let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            for &(tag, value) in scalars {
+                writer.add_scalar(tag, value, step as usize);
+            }
+        }));
+        if written.is_err() {
+            tracing::warn!("TensorBoard logs in {} stopped: their writer failed (a full disk?)", self.dir.display());
+            // Its drop would panic again.
+            std::mem::forget(self.writer.take());
+        }
     }
 
     pub fn step(&mut self, step: u64, stats: &StepStats, samples_per_second: f64, window: usize) {
-        let s = step as usize;
-        let w = &mut self.writer;
-        w.add_scalar("loss/policy", stats.policy_loss, s);
-        w.add_scalar("loss/value", stats.value_loss, s);
-        w.add_scalar("policy/entropy", stats.entropy, s);
-        w.add_scalar("value/abs_error", stats.value_error, s);
+        let mut scalars = vec![
+            ("loss/policy", stats.policy_loss),
+            ("loss/value", stats.value_loss),
+            ("policy/entropy", stats.entropy),
+            ("value/abs_error", stats.value_error),
+            ("train/learning_rate", stats.learning_rate as f32),
+            ("train/samples_per_second", samples_per_second as f32),
+            ("data/window_size", window as f32),
+        ];
         if let Some(aux_loss) = stats.aux_loss {
-            w.add_scalar("loss/aux", aux_loss, s);
+            scalars.push(("loss/aux", aux_loss));
         }
-        w.add_scalar("train/learning_rate", stats.learning_rate as f32, s);
-        w.add_scalar("train/samples_per_second", samples_per_second as f32, s);
-        w.add_scalar("data/window_size", window as f32, s);
+        self.write(&scalars, step);
     }
 
     /// Pacing: samples drawn per sample read, and (for a trainer beside
     /// self-play) the share of the wall time it waited for new games.
     pub fn pacing(&mut self, step: u64, reuse: f64, idle_share: Option<f64>) {
-        self.writer.add_scalar("train/reuse", reuse as f32, step as usize);
+        let mut scalars = vec![("train/reuse", reuse as f32)];
         if let Some(idle) = idle_share {
-            self.writer.add_scalar("train/idle_share", idle as f32, step as usize);
+            scalars.push(("train/idle_share", idle as f32));
         }
+        self.write(&scalars, step);
     }
 
     /// A gating match: the new checkpoint's score against the best, and the best's step after it.
     pub fn gate(&mut self, step: u64, score: f64, best_step: u64) {
-        self.writer.add_scalar("arena/gate_score", score as f32, step as usize);
-        self.writer.add_scalar("arena/best_step", best_step as f32, step as usize);
+        self.write(&[("arena/gate_score", score as f32), ("arena/best_step", best_step as f32)], step);
     }
 
     pub fn games(&mut self, step: u64, report: &LoadReport, total_games: u64, total_files: u64) {
         if report.games == 0 {
             return;
         }
-        let (s, n) = (step as usize, report.games as f32);
-        let w = &mut self.writer;
-        w.add_scalar("games/total", total_games as f32, s);
-        w.add_scalar("games/shards_read", total_files as f32, s);
-        w.add_scalar("games/mean_length", report.total_actions as f32 / n, s);
-        w.add_scalar("games/ended_no_gipf_piece", report.no_gipf_piece as f32 / n, s);
-        w.add_scalar("games/ended_no_reserve", report.no_reserve as f32 / n, s);
-        w.add_scalar("games/ended_ply_cap", report.ply_cap as f32 / n, s);
-        w.add_scalar("games/white_win_rate", report.white_wins as f32 / n, s);
-        w.add_scalar("games/distinct_opening_share", report.distinct_openings as f32 / n, s);
+        let n = report.games as f32;
+        let scalars = [
+            ("games/total", total_games as f32),
+            ("games/shards_read", total_files as f32),
+            ("games/mean_length", report.total_actions as f32 / n),
+            ("games/ended_no_gipf_piece", report.no_gipf_piece as f32 / n),
+            ("games/ended_no_reserve", report.no_reserve as f32 / n),
+            ("games/ended_ply_cap", report.ply_cap as f32 / n),
+            ("games/white_win_rate", report.white_wins as f32 / n),
+            ("games/distinct_opening_share", report.distinct_openings as f32 / n),
+        ];
+        self.write(&scalars, step);
     }
 
     pub fn flush(&mut self) {
-        self.writer.flush();
+        let Some(writer) = self.writer.as_mut() else { return };
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| writer.flush())).is_err() {
+            tracing::warn!("TensorBoard logs in {} stopped: their writer failed (a full disk?)", self.dir.display());
+            std::mem::forget(self.writer.take());
+        }
     }
 }
 
