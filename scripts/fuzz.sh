@@ -22,6 +22,8 @@ scripts/setup-torch.sh
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal >&2
 command -v cargo-fuzz >/dev/null || cargo +nightly install cargo-fuzz --locked >&2
 cargo +nightly fuzz build --sanitizer none >&2
+# The targets that reach the network's code load LibTorch from the checkout's link.
+export LD_LIBRARY_PATH="$PWD/.torch/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # Seeds, added to whatever the corpora hold from earlier runs.
 corpus() { mkdir -p "fuzz/corpus/$1"; echo "fuzz/corpus/$1"; }
@@ -46,7 +48,7 @@ for target in "${TARGETS[@]}"; do
     else
         status=1
     fi
-    runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)"
+    runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)"
     crashes="$(find "fuzz/artifacts/$target" -type f 2>/dev/null | wc -l)"
     printf '| `%s` | %s | %s | %s |\n' "$target" "${runs:-?}" "$(( $(date +%s) - start ))" "$crashes"
 done

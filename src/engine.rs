@@ -39,8 +39,11 @@ pub struct Reply {
     pub quit: bool,
 }
 
+/// One reply line: a line break inside (a parser's message quoting its
+/// input) is written as `\n`, so that every command gets exactly one line.
 fn reply(text: impl Into<String>) -> Option<Reply> {
-    Some(Reply { text: text.into(), quit: false })
+    let text: String = text.into();
+    Some(Reply { text: text.replace('\r', "\\r").replace('\n', "\\n"), quit: false })
 }
 
 fn error(text: impl std::fmt::Display) -> Option<Reply> {
@@ -212,9 +215,13 @@ mod tests {
             ("position {\"variant\": \"basic\"", "position"),
             ("position {\"variant\": \"basic\", \"board\": {}, \"extra\": 1}", "extra"),
             ("frobnicate", "unknown command 'frobnicate'"),
+            // Found by fuzzing: a JSON key with an escaped line break was
+            // quoted in the message, splitting the reply in two lines.
+            ("position {\"vari\\nt\": \"basic\", \"board\"", "unknown field `vari\\nt`"),
         ] {
             let r = text(&mut e, line);
             assert!(r.starts_with("error: ") && r.contains(expected), "{line}: {r}");
+            assert!(!r.contains('\n'), "{line}: one line");
             assert_eq!(*e.position(), before, "{line} changed the position");
         }
         e.handle("new");

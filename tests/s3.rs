@@ -76,7 +76,7 @@ fn the_loop_survives_the_store_stopped_and_restarted() {
     let url = format!("s3://{BUCKET}/runs/outage");
     let log_path = dir.path().join("loop.log");
     let mut run = gipf(&server, &cache, &["loop", "--config", config.to_str().unwrap(), "--run", &url]);
-    run.args(["--generations", "12", "--device", "cpu"]);
+    run.args(["--generations", "8", "--device", "cpu"]);
     let mut child = run.stdout(Stdio::null()).stderr(std::fs::File::create(&log_path).unwrap()).spawn().unwrap();
     let models = server.store(&format!("{url}/models"));
     let start = Instant::now();
@@ -86,7 +86,7 @@ fn the_loop_survives_the_store_stopped_and_restarted() {
         std::thread::sleep(Duration::from_millis(100));
     }
     server.stop();
-    std::thread::sleep(Duration::from_secs(8));
+    std::thread::sleep(Duration::from_secs(5));
     server.restart();
     let start = Instant::now();
     let status = loop {
@@ -101,7 +101,7 @@ fn the_loop_survives_the_store_stopped_and_restarted() {
     assert!(log.contains("failed, trying again") || log.contains("trying again later"), "the outage was met: {log}");
     let stored = check_consumed(&server, &cache, &url, &log);
     let games: usize = stored.len();
-    assert!(games >= 12 * 2, "{games} games for 12 generations of 2");
+    assert!(games >= 8 * 2, "{games} games for 8 generations of 2");
 }
 
 /// A damaged shard in the store is skipped with a warning naming it; the
