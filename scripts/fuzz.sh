@@ -3,8 +3,8 @@
 # nightly toolchain, both installed once with rustup and cargo), SECONDS
 # each (default 60), from corpora seeded with the tests' fixtures, the
 # shipped configs and the rule texts' examples. Prints a table of the inputs
-# tried per target and the crashes found (kept in fuzz/artifacts/TARGET/;
-# each becomes a regression test).
+# tried per target and the crashes found in this run (kept in
+# fuzz/artifacts/TARGET/; each becomes a regression test).
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
@@ -42,6 +42,7 @@ status=0
 for target in "${TARGETS[@]}"; do
     log="fuzz/$target.log"
     start=$(date +%s)
+    found_before="$(find "fuzz/artifacts/$target" -type f 2>/dev/null | wc -l)"
     if cargo +nightly fuzz run --sanitizer none "$target" "fuzz/corpus/$target" -- \
         -max_total_time="$SECONDS_EACH" -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 > "$log" 2>&1; then
         :
@@ -49,7 +50,7 @@ for target in "${TARGETS[@]}"; do
         status=1
     fi
     runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)"
-    crashes="$(find "fuzz/artifacts/$target" -type f 2>/dev/null | wc -l)"
+    crashes=$(( $(find "fuzz/artifacts/$target" -type f 2>/dev/null | wc -l) - found_before ))
     printf '| `%s` | %s | %s | %s |\n' "$target" "${runs:-?}" "$(( $(date +%s) - start ))" "$crashes"
 done
 exit $status
