@@ -44,16 +44,11 @@ fn local_run(cache: &Path, url: &str) -> PathBuf {
 fn check_consumed(server: &S3Server, cache: &Path, url: &str, log: &str) -> Vec<String> {
     let stored = server.store(&format!("{url}/games")).list("").unwrap();
     let local = local_run(cache, url);
-    let mut read: Vec<String> = std::fs::read_dir(local.join("games"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("shard-"))
-        .collect();
-    read.sort();
-    assert_eq!(read, stored, "every stored shard downloaded, each once: {log}");
+    let files = gipf::shards::list(&local.join("games")).unwrap();
+    let read: Vec<&String> = files.iter().map(|f| &f.name).collect();
+    assert_eq!(read, stored.iter().collect::<Vec<_>>(), "every stored shard downloaded, each once: {log}");
     assert_eq!(gipf::shards::list(&local.join("outbox")).unwrap().len(), 0, "the outbox is empty");
     // Every readable shard's games (a damaged one is the corrupt-object test's).
-    let files = gipf::shards::list(&local.join("games")).unwrap();
     let all: Vec<GameFile> = files.iter().filter_map(|f| gipf::shards::read(f).ok()).flat_map(|r| r.games).collect();
     let mut fingerprints: Vec<u64> = all.iter().map(GameFile::fingerprint).collect();
     fingerprints.sort();

@@ -98,12 +98,7 @@ fn two_workers_and_a_trainer_share_a_bucket() {
     let latest = Store::open(&format!("{run_url}/models")).unwrap().latest("").unwrap().expect("a checkpoint");
     assert!(latest.step > 0, "the trainer's steps advanced: {log}");
     let local = cache.path().join("trainer/runs").join(gipf::store::file_name_of(&run_url)).join("run");
-    let mut read: Vec<String> = std::fs::read_dir(local.join("games"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("shard-"))
-        .collect();
-    read.sort();
+    let read: Vec<String> = gipf::shards::list(&local.join("games")).unwrap().into_iter().map(|f| f.name).collect();
     assert_eq!(read, stored, "the trainer downloaded every stored shard, each once");
     let all = gipf::shards::read_all(&local.join("games")).unwrap();
     let mut fingerprints: Vec<u64> = all.iter().map(GameFile::fingerprint).collect();
