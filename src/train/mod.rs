@@ -326,19 +326,22 @@ impl Logs {
         Ok(Logs { writer: Some(SummaryWriter::new(dir)), dir: dir.to_path_buf() })
     }
 
-    /// Writes with the TensorBoard writer unless it has failed.
-    fn write(&mut self, scalars: &[(&str, f32)], step: u64) {
+    /// Runs `f` on the TensorBoard writer unless it has failed.
+    fn guarded(&mut self, f: impl FnOnce(&mut SummaryWriter)) {
         let Some(writer) = self.writer.as_mut() else { return };
-        let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            for &(tag, value) in scalars {
-                writer.add_scalar(tag, value, step as usize);
-            }
-        }));
-        if written.is_err() {
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(writer))).is_err() {
             tracing::warn!("TensorBoard logs in {} stopped: their writer failed (a full disk?)", self.dir.display());
             // Its drop would panic again.
             std::mem::forget(self.writer.take());
         }
+    }
+
+    fn write(&mut self, scalars: &[(&str, f32)], step: u64) {
+        self.guarded(|writer| {
+            for &(tag, value) in scalars {
+                writer.add_scalar(tag, value, step as usize);
+            }
+        });
     }
 
     pub fn step(&mut self, step: u64, stats: &StepStats, samples_per_second: f64, window: usize) {
@@ -391,11 +394,7 @@ impl Logs {
     }
 
     pub fn flush(&mut self) {
-        let Some(writer) = self.writer.as_mut() else { return };
-        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| writer.flush())).is_err() {
-            tracing::warn!("TensorBoard logs in {} stopped: their writer failed (a full disk?)", self.dir.display());
-            std::mem::forget(self.writer.take());
-        }
+        self.guarded(|writer| writer.flush());
     }
 }
 
