@@ -11,6 +11,8 @@
 #   MOVETIME=250               milliseconds per action of the checkpoint
 #   GAMES=40                   games per opponent
 #   OPPONENTS="random greedy uct:10000 alphabeta:1 alphabeta:2 alphabeta:3"
+#   MID_OPPONENTS="uct:10000 alphabeta:2"  played by the checkpoint that was
+#                              newest at half time (none: "")
 #   CURVE_POINTS=6             checkpoints rated for the Elo curve
 #   CURVE_SIMS=64 CURVE_GAMES=20 CURVE_ANCHORS="alphabeta:1 alphabeta:2"
 #   THREADS=2                  games played at once
@@ -34,6 +36,7 @@ CURVE_POINTS="${CURVE_POINTS:-6}"
 CURVE_SIMS="${CURVE_SIMS:-64}"
 CURVE_GAMES="${CURVE_GAMES:-20}"
 CURVE_ANCHORS="${CURVE_ANCHORS:-alphabeta:1 alphabeta:2}"
+MID_OPPONENTS="${MID_OPPONENTS-uct:10000 alphabeta:2}"
 THREADS="${THREADS:-2}"
 TRAIN="${TRAIN:-1}"
 
@@ -44,43 +47,69 @@ mkdir -p "$RUN/report"
 
 if [ "$TRAIN" = 1 ]; then
     echo "strength: training $MINUTES minutes with $CONFIG in $RUN" >&2
+    # At half time the newest checkpoint is kept aside for the midpoint figures.
+    (
+        sleep $((MINUTES * 30))
+        stem="$(ls "$RUN"/models/step-*.safetensors | sort | tail -n 1)"
+        stem="${stem%.safetensors}"
+        for ext in safetensors json; do cp "$stem.$ext" "$RUN/report/midpoint-$(basename "$stem").$ext"; done
+    ) &
+    snapshot=$!
     # The loop resumes from its files, so stopping it only loses the work in flight.
     timeout --signal=INT "${MINUTES}m" "$GIPF" loop --config "$CONFIG" --run "$RUN" || [ $? -eq 124 ]
+    kill "$snapshot" 2>/dev/null || true
 fi
 
-newest="$(ls "$RUN"/models/step-*.safetensors | sort | tail -n 1)"
-step="$(basename "$newest" .safetensors)"
 report="$RUN/report/strength.md"
+# measure CHECKPOINT OPPONENTS...: one table row per opponent.
+measure() {
+    local checkpoint="$1"
+    shift
+    echo "| opponent | wins | losses | draws | score | Elo |"
+    echo "|---|---|---|---|---|---|"
+    for opponent in "$@"; do
+        echo "strength: $(basename "$checkpoint") against $opponent" >&2
+        out="$("$GIPF" arena "$checkpoint@${MOVETIME}ms" "$opponent" --games "$GAMES" --threads "$THREADS" --config "$CONFIG")"
+        echo "$out" >&2
+        # "A 12 wins, 8 losses, 0 draws (length cap); score 60.0% [38.7%, 78.1%]; Elo +70 [-80, +220] (95%)"
+        line="$(echo "$out" | grep '^A .* wins')"
+        wins="$(echo "$line" | sed -E 's/^A ([0-9]+) wins.*/\1/')"
+        losses="$(echo "$line" | sed -E 's/.* ([0-9]+) losses.*/\1/')"
+        draws="$(echo "$line" | sed -E 's/.* ([0-9]+) draws.*/\1/')"
+        score="$(echo "$line" | sed -E 's/.*score ([^;]+);.*/\1/')"
+        elo="$(echo "$line" | sed -E 's/.*Elo ([^(]+) \(95%\).*/\1/')"
+        echo "| \`$opponent\` | $wins | $losses | $draws | $score | $elo |"
+    done
+}
+
+newest="$(ls "$RUN"/models/step-*.safetensors | sort | tail -n 1)"
 {
     echo "# Strength of $RUN"
     echo
-    echo "Config \`$CONFIG\`, $MINUTES minutes of training; newest checkpoint \`$step\`,"
+    echo "Config \`$CONFIG\`, $MINUTES minutes of training; newest checkpoint \`$(basename "$newest" .safetensors)\`,"
     echo "$MOVETIME ms per action, $GAMES games per opponent in colour-swapped pairs."
     echo "Intervals are 95%."
     echo
-    echo "| opponent | wins | losses | draws | score | Elo |"
-    echo "|---|---|---|---|---|---|"
 } > "$report"
-for opponent in $OPPONENTS; do
-    echo "strength: $step against $opponent" >&2
-    out="$("$GIPF" arena "$newest@${MOVETIME}ms" "$opponent" --games "$GAMES" --threads "$THREADS" --config "$CONFIG")"
-    echo "$out" >&2
-    # "A 12 wins, 8 losses, 0 draws (length cap); score 60.0% [38.7%, 78.1%]; Elo +70 [-80, +220] (95%)"
-    line="$(echo "$out" | grep '^A .* wins')"
-    wins="$(echo "$line" | sed -E 's/^A ([0-9]+) wins.*/\1/')"
-    losses="$(echo "$line" | sed -E 's/.* ([0-9]+) losses.*/\1/')"
-    draws="$(echo "$line" | sed -E 's/.* ([0-9]+) draws.*/\1/')"
-    score="$(echo "$line" | sed -E 's/.*score ([^;]+);.*/\1/')"
-    elo="$(echo "$line" | sed -E 's/.*Elo ([^(]+) \(95%\).*/\1/')"
-    echo "| \`$opponent\` | $wins | $losses | $draws | $score | $elo |" >> "$report"
-done
+# shellcheck disable=SC2086 # opponent lists are split on spaces
+measure "$newest" $OPPONENTS >> "$report"
+midpoint="$(ls "$RUN"/report/midpoint-step-*.safetensors 2>/dev/null | tail -n 1 || true)"
+if [ -n "$MID_OPPONENTS" ] && [ -n "$midpoint" ]; then
+    {
+        echo
+        echo "## At half time"
+        echo
+        echo "\`$(basename "$midpoint" .safetensors)\`, the newest checkpoint after $((MINUTES / 2)) minutes, as above."
+        echo
+        # shellcheck disable=SC2086
+        measure "$midpoint" $MID_OPPONENTS
+    } >> "$report"
+fi
 
-count="$(ls "$RUN"/models/step-*.safetensors | wc -l)"
-every=$(( (count + CURVE_POINTS - 2) / (CURVE_POINTS > 1 ? CURVE_POINTS - 1 : 1) ))
 anchors=()
 for a in $CURVE_ANCHORS; do anchors+=(--anchor "$a"); done
-echo "strength: rating every $every-th of $count checkpoints against $CURVE_ANCHORS" >&2
-ratings="$("$GIPF" ratings --run "$RUN" --every "$every" --opponents 1 "${anchors[@]}" \
+echo "strength: rating $CURVE_POINTS checkpoints spread by step against $CURVE_ANCHORS" >&2
+ratings="$("$GIPF" ratings --run "$RUN" --points "$CURVE_POINTS" --opponents 1 "${anchors[@]}" \
     --sims "$CURVE_SIMS" --games "$CURVE_GAMES" --threads "$THREADS" --config "$CONFIG")"
 echo "$ratings" >&2
 cp "$RUN/arena/ratings.png" "$RUN/report/elo.png"
@@ -88,7 +117,7 @@ cp "$RUN/arena/ratings.png" "$RUN/report/elo.png"
     echo
     echo "## Elo curve"
     echo
-    echo "One checkpoint in $every, at $CURVE_SIMS simulations per action, $CURVE_GAMES games against"
+    echo "$CURVE_POINTS checkpoints spread evenly by step, at $CURVE_SIMS simulations per action, $CURVE_GAMES games against"
     echo "each anchor and the previous rated checkpoint; the first anchor is 0 Elo. Plot: \`elo.png\`."
     echo
     echo '```'

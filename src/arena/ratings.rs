@@ -44,6 +44,9 @@ pub struct Rating {
 pub struct RatingOptions {
     /// Rate every n-th checkpoint (the first and the newest always).
     pub every: usize,
+    /// Instead of `every`: rate this many checkpoints, spread evenly by step
+    /// from the first to the newest (retention keeps checkpoints unevenly).
+    pub points: Option<usize>,
     /// Each rated checkpoint plays this many of the rated ones before it.
     pub opponents: usize,
     /// Fixed players every rated checkpoint plays; the first is the 0 of the scale.
@@ -66,6 +69,25 @@ fn checkpoints(models: &Path) -> Result<Vec<(String, u64, PathBuf)>> {
     }
     found.sort_by_key(|c| c.1);
     Ok(found)
+}
+
+/// The indices of at most `points` of `steps` (ascending) nearest to evenly
+/// spaced steps from the first to the last, both always included.
+fn spread_by_step(steps: &[u64], points: usize) -> Vec<usize> {
+    let (Some(&first), Some(&last)) = (steps.first(), steps.last()) else { return Vec::new() };
+    if points <= 1 {
+        return vec![steps.len() - 1];
+    }
+    let mut chosen: Vec<usize> = (0..points)
+        .map(|k| {
+            let target = first as f64 + (last - first) as f64 * k as f64 / (points - 1) as f64;
+            (0..steps.len())
+                .min_by(|&a, &b| (steps[a] as f64 - target).abs().total_cmp(&(steps[b] as f64 - target).abs()))
+                .expect("steps is not empty")
+        })
+        .collect();
+    chosen.dedup();
+    chosen
 }
 
 /// Reads the recorded matches (none when the file does not exist yet).
@@ -98,9 +120,16 @@ pub(crate) fn write_lines<T: Serialize>(path: &Path, items: &[T]) -> Result<()> 
 pub fn rate_run(run: &Path, options: &RatingOptions, progress: &mut dyn FnMut(&str)) -> Result<Vec<Rating>> {
     let all = checkpoints(&run.join("models"))?;
     anyhow::ensure!(!all.is_empty(), "no checkpoints in {}", run.join("models").display());
-    let every = options.every.max(1);
-    let chosen: Vec<_> =
-        all.iter().enumerate().filter(|(i, _)| i % every == 0 || *i == all.len() - 1).map(|(_, c)| c).collect();
+    let chosen: Vec<_> = match options.points {
+        Some(points) => {
+            let steps: Vec<u64> = all.iter().map(|c| c.1).collect();
+            spread_by_step(&steps, points).into_iter().map(|i| &all[i]).collect()
+        }
+        None => {
+            let every = options.every.max(1);
+            all.iter().enumerate().filter(|(i, _)| i % every == 0 || *i == all.len() - 1).map(|(_, c)| c).collect()
+        }
+    };
     let folder = run.join("arena");
     std::fs::create_dir_all(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
     let matches_path = folder.join("matches.jsonl");
@@ -223,4 +252,23 @@ pub fn plot_ratings(path: &Path, ratings: &[Rating], budget: &str) -> Result<()>
         root.present().map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
     }
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spread_by_step;
+
+    #[test]
+    fn checkpoints_are_spread_by_step_not_by_index() {
+        // Retention: sparse early checkpoints, then the newest ones close together.
+        let steps = [0, 2400, 4800, 7200, 9600, 16000, 16100, 16200, 16300, 16400, 16500, 16600, 16700];
+        let chosen = |points| spread_by_step(&steps, points).into_iter().map(|i| steps[i]).collect::<Vec<_>>();
+        // Targets 0, 4175, 8350, 12525, 16700.
+        assert_eq!(chosen(5), [0, 4800, 7200, 9600, 16700]);
+        assert_eq!(chosen(1), [16700]);
+        // More points than checkpoints: each at most once.
+        let many = chosen(40);
+        assert!(many.windows(2).all(|w| w[0] < w[1]) && many.len() <= steps.len(), "{many:?}");
+        assert!(spread_by_step(&[], 3).is_empty());
+    }
 }

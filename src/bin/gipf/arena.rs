@@ -160,6 +160,9 @@ pub struct RatingsArgs {
     /// Rate every n-th checkpoint (the first and the newest always).
     #[arg(long, default_value_t = 1)]
     every: usize,
+    /// Instead of --every: rate this many checkpoints, spread evenly by step (the first and the newest always).
+    #[arg(long, conflicts_with = "every")]
+    points: Option<usize>,
     /// Each rated checkpoint plays this many rated ones before it.
     #[arg(long, default_value_t = 2)]
     opponents: usize,
@@ -172,11 +175,13 @@ pub struct RatingsArgs {
 
 pub fn ratings(args: RatingsArgs) -> Result<()> {
     anyhow::ensure!(args.every > 0, "--every must be positive");
+    anyhow::ensure!(args.points != Some(0), "--points must be positive");
     anyhow::ensure!(args.opponents > 0 || !args.anchor.is_empty(), "--opponents must be positive without --anchor");
     let budget = args.common.budget()?;
     let anchors = args.anchor.iter().map(|a| PlayerSpec::parse(a, budget)).collect::<Result<Vec<_>>>()?;
     let options = RatingOptions {
         every: args.every,
+        points: args.points,
         opponents: args.opponents,
         anchors,
         budget: args.common.budget()?,
