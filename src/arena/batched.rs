@@ -137,6 +137,9 @@ mod tests {
 
     #[test]
     fn a_batched_match_plays_every_game_and_repeats_with_its_seed() {
+        // One intra-op thread, as the command line sets it: several would
+        // wait on each other beside the suite's other tests (100 times slower).
+        tch::set_num_threads(1);
         let tiny = NetConfig { blocks: 1, channels: 8, value_hidden: 8, value_pooling: false, aux_targets: false };
         let (mut a, mut b) = (Network::new(&tiny, Device::Cpu, 1), Network::new(&tiny, Device::Cpu, 2));
         let options = MatchOptions {
