@@ -44,13 +44,14 @@ scripts/setup-torch.sh
 cargo build --release --workspace --locked
 GIPF=./target/release/gipf
 mkdir -p "$RUN/report"
+newest_checkpoint() { ls "$RUN"/models/step-*.safetensors | sort | tail -n 1; }
 
 if [ "$TRAIN" = 1 ]; then
     echo "strength: training $MINUTES minutes with $CONFIG in $RUN" >&2
     # At half time the newest checkpoint is kept aside for the midpoint figures.
     (
         sleep $((MINUTES * 30))
-        stem="$(ls "$RUN"/models/step-*.safetensors | sort | tail -n 1)"
+        stem="$(newest_checkpoint)"
         stem="${stem%.safetensors}"
         for ext in safetensors json; do cp "$stem.$ext" "$RUN/report/midpoint-$(basename "$stem").$ext"; done
     ) &
@@ -82,7 +83,7 @@ measure() {
     done
 }
 
-newest="$(ls "$RUN"/models/step-*.safetensors | sort | tail -n 1)"
+newest="$(newest_checkpoint)"
 {
     echo "# Strength of $RUN"
     echo

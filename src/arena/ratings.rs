@@ -39,14 +39,20 @@ pub struct Rating {
     pub margin: f64,
 }
 
+/// Which of the run's checkpoints are rated (the first and the newest always).
+#[derive(Clone, Copy, Debug)]
+pub enum Selection {
+    /// Every n-th checkpoint.
+    Every(usize),
+    /// This many checkpoints, spread evenly by step from the first to the
+    /// newest (retention keeps checkpoints unevenly).
+    Points(usize),
+}
+
 /// Which checkpoints are rated and against how many predecessors.
 #[derive(Clone, Debug)]
 pub struct RatingOptions {
-    /// Rate every n-th checkpoint (the first and the newest always).
-    pub every: usize,
-    /// Instead of `every`: rate this many checkpoints, spread evenly by step
-    /// from the first to the newest (retention keeps checkpoints unevenly).
-    pub points: Option<usize>,
+    pub selection: Selection,
     /// Each rated checkpoint plays this many of the rated ones before it.
     pub opponents: usize,
     /// Fixed players every rated checkpoint plays; the first is the 0 of the scale.
@@ -120,13 +126,13 @@ pub(crate) fn write_lines<T: Serialize>(path: &Path, items: &[T]) -> Result<()> 
 pub fn rate_run(run: &Path, options: &RatingOptions, progress: &mut dyn FnMut(&str)) -> Result<Vec<Rating>> {
     let all = checkpoints(&run.join("models"))?;
     anyhow::ensure!(!all.is_empty(), "no checkpoints in {}", run.join("models").display());
-    let chosen: Vec<_> = match options.points {
-        Some(points) => {
+    let chosen: Vec<_> = match options.selection {
+        Selection::Points(points) => {
             let steps: Vec<u64> = all.iter().map(|c| c.1).collect();
             spread_by_step(&steps, points).into_iter().map(|i| &all[i]).collect()
         }
-        None => {
-            let every = options.every.max(1);
+        Selection::Every(every) => {
+            let every = every.max(1);
             all.iter().enumerate().filter(|(i, _)| i % every == 0 || *i == all.len() - 1).map(|(_, c)| c).collect()
         }
     };

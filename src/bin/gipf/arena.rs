@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use gipf::arena::ratings::{rate_run, RatingOptions};
+use gipf::arena::ratings::{rate_run, RatingOptions, Selection};
 use gipf::arena::{play_match, MatchOptions, Sprt, SprtDecision, Tally};
 use gipf::config::Config;
 use gipf::net::parse_device;
@@ -180,11 +180,10 @@ pub fn ratings(args: RatingsArgs) -> Result<()> {
     let budget = args.common.budget()?;
     let anchors = args.anchor.iter().map(|a| PlayerSpec::parse(a, budget)).collect::<Result<Vec<_>>>()?;
     let options = RatingOptions {
-        every: args.every,
-        points: args.points,
+        selection: args.points.map_or(Selection::Every(args.every), Selection::Points),
         opponents: args.opponents,
         anchors,
-        budget: args.common.budget()?,
+        budget,
         matches: args.common.options(None)?,
     };
     let bar = ProgressBar::new_spinner();
