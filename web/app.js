@@ -224,13 +224,15 @@ async function opponentTurn() {
             answer = await ask({ cmd: "baseline", player: opponentSpec(), seed: seed++ });
             $("thinking").textContent = `${opponentSpec()} chose ${answer.action || "—"}`;
         }
-        busy = false;
         if (answer.error) {
+            busy = false;
             message(`The opponent could not move: ${answer.error}`);
             render();
             return;
         }
         const played = await ask({ cmd: "play", action: answer.action });
+        // Busy until the action is on the board: a page that looks idle shows whose turn it is.
+        busy = false;
         if (played.error) {
             message(played.error);
             return;
