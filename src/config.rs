@@ -99,6 +99,12 @@ pub struct TrainConfig {
     /// `network.aux_targets`; see `train::data::AUX_TARGETS`).
     #[serde(default)]
     pub aux_loss_weight: f64,
+    /// The published weights (each checkpoint's `.safetensors`, which
+    /// self-play, the arena and exports read) are an exponential moving
+    /// average of the trained weights with this half-life in steps, at most
+    /// a quarter of the steps so far; 0 publishes the trained weights.
+    #[serde(default)]
+    pub average_half_life: u64,
     /// The window of recent samples grows with the run: a `window_fraction`
     /// of all samples seen, at least `window_min` and at most `window_max`.
     pub window_min: usize,

@@ -2,10 +2,11 @@
 //! games, checkpoints that resume exactly, TensorBoard scalars.
 //!
 //! A checkpoint `step-NNNNNNNN` in the models folder is three files: the
-//! weights (`.safetensors`, written last, so self-play never sees a partial
-//! checkpoint), the momentum buffers (`.optim`, safetensors too) and a small
-//! JSON (`.json`, see [`CheckpointMeta`]), each synced before it is renamed
-//! into place. A step whose loss is not finite stops training with an
+//! published weights (`.safetensors`, written last, so self-play never sees
+//! a partial checkpoint), the optimizer's state (`.optim`, safetensors too:
+//! the momentum buffers and, when the published weights are an average, the
+//! trained weights under `trained/`) and a small JSON (`.json`, see
+//! [`CheckpointMeta`]), each synced before it is renamed into place. A step whose loss is not finite stops training with an
 //! error before it changes the weights, so a NaN is never saved.
 
 pub mod data;
@@ -43,8 +44,12 @@ pub struct StepStats {
 
 /// A network being trained, with its optimizer state.
 pub struct Trainer {
+    /// The trained weights.
     pub network: Network,
     momentum: BTreeMap<String, Tensor>,
+    /// The moving average of the weights that checkpoints publish (with
+    /// `train.average_half_life`), by variable name.
+    average: Option<BTreeMap<String, Tensor>>,
     pub step: u64,
     /// Samples drawn by training.
     pub samples_seen: u64,
@@ -65,9 +70,11 @@ impl Trainer {
     pub fn new(config: &Config, device: Device, seed: i64) -> Trainer {
         let network = Network::new(&config.network, device, seed);
         let momentum = trainable(&network).into_iter().map(|(name, var)| (name, var.zeros_like())).collect();
+        let average = (config.train.average_half_life > 0).then(|| copy_weights(&network));
         Trainer {
             network,
             momentum,
+            average,
             step: 0,
             samples_seen: 0,
             samples_read: 0,
@@ -131,6 +138,7 @@ impl Trainer {
             return Err(Incompatible(why).into());
         }
         let network = Network::load(weights, &config.network, device)?;
+        let published = copy_weights(&network);
         let optim_path = weights.with_extension("optim");
         let saved = Tensor::read_safetensors(&optim_path)
             .with_context(|| format!("cannot read optimizer state {}", optim_path.display()))?;
@@ -141,9 +149,28 @@ impl Trainer {
             anyhow::ensure!(buf.size() == var.size(), "{}: {name} has the wrong shape", optim_path.display());
             momentum.insert(name, buf.to(device));
         }
+        // The trained weights, where the checkpoint published an average
+        // (without them, training goes on from the published weights).
+        if saved.keys().any(|name| name.starts_with(TRAINED)) {
+            tch::no_grad(|| -> Result<()> {
+                for (name, mut var) in network.vs.variables() {
+                    let key = format!("{TRAINED}{name}");
+                    let trained = saved.remove(&key).with_context(|| format!("{}: no {key}", optim_path.display()))?;
+                    anyhow::ensure!(
+                        trained.size() == var.size(),
+                        "{}: {key} has the wrong shape",
+                        optim_path.display()
+                    );
+                    var.copy_(&trained);
+                }
+                Ok(())
+            })?;
+        }
+        let average = (config.train.average_half_life > 0).then_some(published);
         Ok(Trainer {
             network,
             momentum,
+            average,
             step: meta.step,
             samples_seen: meta.samples_seen,
             samples_read: meta.samples_read.unwrap_or(0),
@@ -174,7 +201,8 @@ impl Trainer {
     /// Weights or optimizer state that are not finite are refused.
     pub fn save(&self, models: &Path) -> Result<PathBuf> {
         let variables = trainable(&self.network);
-        for (name, tensor) in variables.iter().map(|(n, t)| (n, t)).chain(&self.momentum) {
+        let average = self.average.iter().flatten();
+        for (name, tensor) in variables.iter().map(|(n, t)| (n, t)).chain(&self.momentum).chain(average) {
             if tensor.isfinite().all().int64_value(&[]) == 0 {
                 bail!("step {}: {name} holds a value that is not finite; no checkpoint written", self.step);
             }
@@ -199,12 +227,23 @@ impl Trainer {
         let (optim_tmp, weights_tmp) = (temporary_path(&optim)?, temporary_path(&weights)?);
         let written = (|| {
             write_atomic(&description, serde_json::to_string_pretty(&meta)?.as_bytes())?;
-            let named: Vec<(&str, &Tensor)> = self.momentum.iter().map(|(n, t)| (n.as_str(), t)).collect();
-            Tensor::write_safetensors(&named, &optim_tmp)
+            let mut state: Vec<(String, Tensor)> =
+                self.momentum.iter().map(|(n, t)| (n.clone(), t.shallow_clone())).collect();
+            if self.average.is_some() {
+                state.extend(self.network.vs.variables().into_iter().map(|(n, t)| (format!("{TRAINED}{n}"), t)));
+            }
+            Tensor::write_safetensors(&state, &optim_tmp)
                 .with_context(|| format!("cannot write {}", optim_tmp.display()))?;
             publish(&optim_tmp, &optim)?;
             // Weights last: their appearance marks a complete checkpoint.
-            self.network.save(&weights_tmp)?;
+            match &self.average {
+                Some(average) => {
+                    let named: Vec<(&str, &Tensor)> = average.iter().map(|(n, t)| (n.as_str(), t)).collect();
+                    Tensor::write_safetensors(&named, &weights_tmp)
+                        .with_context(|| format!("cannot write {}", weights_tmp.display()))?;
+                }
+                None => self.network.save(&weights_tmp)?,
+            }
             publish(&weights_tmp, &weights)
         })();
         if written.is_err() {
@@ -279,6 +318,15 @@ impl Trainer {
         });
         self.step += 1;
         self.samples_seen += batch.size as u64;
+        if let Some(average) = &mut self.average {
+            let decay = average_decay(self.config.train.average_half_life, self.step);
+            tch::no_grad(|| {
+                for (name, var) in self.network.vs.variables() {
+                    let mean = average.get_mut(&name).expect("an average per variable");
+                    let _ = mean.g_mul_scalar_(decay).g_add_(&(var * (1.0 - decay)));
+                }
+            });
+        }
 
         let (entropy, value_error) = tch::no_grad(|| {
             let p = log_p.exp();
@@ -294,6 +342,22 @@ impl Trainer {
             learning_rate: lr,
         })
     }
+}
+
+/// The prefix of the trained weights' names in the `.optim` file.
+const TRAINED: &str = "trained/";
+
+/// Copies of all the network's variables (batch-norm statistics included).
+fn copy_weights(network: &Network) -> BTreeMap<String, Tensor> {
+    network.vs.variables().into_iter().map(|(name, var)| (name, var.detach().copy())).collect()
+}
+
+/// The moving average's decay for the update after `step` steps: a
+/// half-life of `half_life` steps, or a quarter of `step` when that is
+/// shorter, so that the start of a run is not averaged in for long.
+fn average_decay(half_life: u64, step: u64) -> f64 {
+    let half_life = (half_life as f64).min(step as f64 / 4.0);
+    0.5f64.powf(1.0 / half_life)
 }
 
 /// The trainable variables by name (batch-norm running statistics excluded).

@@ -79,11 +79,21 @@ fn the_loss_falls_on_a_fixed_set_of_games() {
 
 #[test]
 fn a_checkpoint_resumes_exactly() {
+    resumes_exactly(tiny());
+}
+
+#[test]
+fn a_checkpoint_that_publishes_an_average_resumes_exactly() {
+    let mut config = tiny();
+    config.train.average_half_life = 2;
+    resumes_exactly(config);
+}
+
+fn resumes_exactly(config: Config) {
     tch::set_num_threads(1);
     let dir = games(2);
     let window = window(dir.path());
     let models = tempfile::tempdir().unwrap();
-    let config = tiny();
     let mut rng = SmallRng::seed_from_u64(2);
     let batches: Vec<_> = (0..4).map(|_| window.batch(16, &mut rng)).collect();
 
@@ -105,6 +115,49 @@ fn a_checkpoint_resumes_exactly() {
     resumed.train_step(&batches[3]).unwrap();
     assert_eq!(trainer.network.infer(&input, 1), resumed.network.infer(&input, 1), "momentum was restored");
     assert_eq!(resumed.step, 4);
+    let published = |trainer: &Trainer, dir: &Path| {
+        let weights = trainer.save(dir).unwrap();
+        gipf::net::Network::load(&weights, &config.network, Device::Cpu).unwrap().infer(&input, 1)
+    };
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    assert_eq!(published(&trainer, a.path()), published(&resumed, b.path()), "the same weights published");
+}
+
+/// With `train.average_half_life`, a checkpoint publishes the moving
+/// average of the trained weights (the half-life at most a quarter of the
+/// steps so far), not the trained weights.
+#[test]
+fn a_checkpoint_publishes_the_moving_average_of_the_weights() {
+    tch::set_num_threads(1);
+    let dir = games(2);
+    let window = window(dir.path());
+    let mut config = tiny();
+    config.train.average_half_life = 3;
+    let mut trainer = Trainer::new(&config, Device::Cpu, 4);
+    let mut rng = SmallRng::seed_from_u64(5);
+    let mut names: Vec<String> = trainer.network.vs.variables().into_keys().collect();
+    names.sort();
+    let name = names.into_iter().find(|name| name.ends_with("weight")).unwrap();
+    let weight = |trainer: &Trainer| -> Vec<f32> {
+        Vec::try_from(&trainer.network.vs.variables()[&name].flatten(0, -1)).unwrap()
+    };
+    let mut expected = weight(&trainer);
+    for step in 1..=20u64 {
+        trainer.train_step(&window.batch(16, &mut rng)).unwrap();
+        let half_life = (step as f64 / 4.0).min(3.0);
+        let decay = 0.5f64.powf(1.0 / half_life) as f32;
+        for (mean, w) in expected.iter_mut().zip(weight(&trainer)) {
+            *mean = decay * *mean + (1.0 - decay) * w;
+        }
+    }
+    let models = tempfile::tempdir().unwrap();
+    let saved = tch::Tensor::read_safetensors(trainer.save(models.path()).unwrap()).unwrap();
+    let published: Vec<f32> =
+        Vec::try_from(&saved.into_iter().find(|(n, _)| *n == name).unwrap().1.flatten(0, -1)).unwrap();
+    let trained = weight(&trainer);
+    let distance = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+    assert!(distance(&published, &expected) < 1e-5, "{}", distance(&published, &expected));
+    assert!(distance(&published, &trained) > 1e-3, "the average differs from the trained weights");
 }
 
 /// With `value_every_position`, every decision of a game is a value sample
