@@ -154,17 +154,28 @@ pub fn parse_budget(text: &str) -> Result<Budget> {
 }
 
 /// A checkpoint's network searching each action with PUCT (no noise; the
-/// most visited action is played).
+/// most visited action is played). Under a time budget it keeps its tree
+/// from one decision to the next, as engines do, and goes on from the
+/// position reached if its last search saw it; under a simulation budget
+/// each decision is searched afresh with exactly that many simulations, so
+/// that fixed-simulation matches stay a fixed measure.
 pub struct NetworkPlayer {
     network: crate::net::Network,
     budget: Budget,
     search: SearchConfig,
+    /// The last search's tree, advanced by the action chosen.
+    tree: Option<Tree>,
 }
+
+/// Actions after the last decision within which a kept tree is searched for
+/// the new position: the player's own removal decision, the opponent's push
+/// and removal decisions.
+const REUSE_DEPTH: usize = 4;
 
 impl NetworkPlayer {
     pub fn load(weights: &Path, device: Device, budget: Budget, search: &SearchConfig) -> Result<NetworkPlayer> {
         let (network, _) = load_checkpoint(weights, device)?;
-        Ok(NetworkPlayer { network, budget, search: *search })
+        Ok(NetworkPlayer { network, budget, search: *search, tree: None })
     }
 }
 
@@ -174,24 +185,67 @@ impl Player for NetworkPlayer {
         if legal.len() == 1 {
             return legal[0];
         }
-        let mut tree = Tree::new(*pos);
-        match self.budget {
-            Budget::Simulations(n) => tree.run(&mut self.network, n, &self.search),
+        let action = match self.budget {
+            Budget::Simulations(n) => {
+                let mut tree = Tree::new(*pos);
+                tree.run(&mut self.network, n, &self.search);
+                tree.best_action()
+            }
             Budget::Time(limit) => {
                 let start = Instant::now();
+                let mut tree = self.tree.take().unwrap_or_else(|| Tree::new(*pos));
+                if !tree.reroot(pos, REUSE_DEPTH) {
+                    tree = Tree::new(*pos);
+                }
                 tree.run(&mut self.network, 2, &self.search);
                 while start.elapsed() < limit {
                     tree.run(&mut self.network, self.search.batch_size as u32, &self.search);
                 }
+                let action = tree.best_action();
+                if let Some(action) = action {
+                    tree.advance(action);
+                    self.tree = Some(tree);
+                }
+                action
             }
-        }
-        tree.best_action().expect("a searched root has actions")
+        };
+        action.expect("a searched root has actions")
+    }
+
+    fn new_game(&mut self, _seed: u64) {
+        self.tree = None;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Under a time budget the tree kept after a decision holds the position
+    /// after the opponent's reply, and a new game drops it.
+    #[test]
+    fn a_timed_player_keeps_its_tree_for_the_next_decision() {
+        tch::set_num_threads(1);
+        let config = crate::config::Config::parse(include_str!("../../configs/tiny.toml")).unwrap();
+        let mut player = NetworkPlayer {
+            network: crate::net::Network::new(&config.network, Device::Cpu, 1),
+            budget: Budget::Time(Duration::from_millis(100)),
+            search: config.search,
+            tree: None,
+        };
+        let mut pos = Position::new(crate::rules::Variant::Basic);
+        pos.play(player.choose(&pos)).unwrap();
+        let kept = player.tree.as_ref().expect("a tree is kept");
+        assert_eq!(*kept.root_position(), pos);
+        let (reply, visits) = *kept.root_visit_counts().iter().max_by_key(|(_, v)| *v).unwrap();
+        assert!(visits > 0, "the reply was searched");
+        pos.play(reply).unwrap();
+        assert!(player.tree.as_mut().unwrap().reroot(&pos, REUSE_DEPTH));
+        pos.play(player.choose(&pos)).unwrap();
+        assert_eq!(*player.tree.as_ref().unwrap().root_position(), pos);
+        player.new_game(1);
+        assert!(player.tree.is_none());
+    }
 
     #[test]
     fn specs_parse_and_bad_ones_are_named() {
