@@ -6,8 +6,9 @@
 //! a partial checkpoint), the optimizer's state (`.optim`, safetensors too:
 //! the momentum buffers and, when the published weights are an average, the
 //! trained weights under `trained/`) and a small JSON (`.json`, see
-//! [`CheckpointMeta`]), each synced before it is renamed into place. A step whose loss is not finite stops training with an
-//! error before it changes the weights, so a NaN is never saved.
+//! [`CheckpointMeta`]), each synced before it is renamed into place. A step
+//! whose loss is not finite stops training with an error before it changes
+//! the weights, so a NaN is never saved.
 
 pub mod data;
 pub mod run;
