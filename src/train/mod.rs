@@ -139,7 +139,8 @@ impl Trainer {
             return Err(Incompatible(why).into());
         }
         let network = Network::load(weights, &config.network, device)?;
-        let published = copy_weights(&network);
+        // The published weights, before the trained ones replace them.
+        let average = (config.train.average_half_life > 0).then(|| copy_weights(&network));
         let optim_path = weights.with_extension("optim");
         let saved = Tensor::read_safetensors(&optim_path)
             .with_context(|| format!("cannot read optimizer state {}", optim_path.display()))?;
@@ -167,7 +168,6 @@ impl Trainer {
                 Ok(())
             })?;
         }
-        let average = (config.train.average_half_life > 0).then_some(published);
         Ok(Trainer {
             network,
             momentum,
