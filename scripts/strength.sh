@@ -9,6 +9,8 @@
 # Settings (environment):
 #   RUN=runs/strength-<date>   the run folder (an existing one is resumed)
 #   MOVETIME=250               milliseconds per action of the checkpoint
+#   TREE=                      keep or fresh: whether the checkpoint keeps its
+#                              tree between actions (default: keeps it)
 #   GAMES=40                   games per opponent
 #   OPPONENTS="random greedy uct:10000 alphabeta:1 alphabeta:2 alphabeta:3"
 #   MID_OPPONENTS="uct:10000 alphabeta:2"  played by the checkpoint that was
@@ -30,6 +32,7 @@ MINUTES="$1"
 CONFIG="${2:-configs/cpu.toml}"
 RUN="${RUN:-runs/strength-$(date +%Y%m%d-%H%M%S)}"
 MOVETIME="${MOVETIME:-250}"
+TREE="${TREE:-}"
 GAMES="${GAMES:-40}"
 OPPONENTS="${OPPONENTS:-random greedy uct:10000 alphabeta:1 alphabeta:2 alphabeta:3}"
 CURVE_POINTS="${CURVE_POINTS:-6}"
@@ -70,7 +73,7 @@ measure() {
     echo "|---|---|---|---|---|---|"
     for opponent in "$@"; do
         echo "strength: $(basename "$checkpoint") against $opponent" >&2
-        out="$("$GIPF" arena "$checkpoint@${MOVETIME}ms" "$opponent" --games "$GAMES" --threads "$THREADS" --config "$CONFIG")"
+        out="$("$GIPF" arena "$checkpoint@${MOVETIME}ms${TREE:+,$TREE}" "$opponent" --games "$GAMES" --threads "$THREADS" --config "$CONFIG")"
         echo "$out" >&2
         # "A 12 wins, 8 losses, 0 draws (length cap); score 60.0% [38.7%, 78.1%]; Elo +70 [-80, +220] (95%)"
         line="$(echo "$out" | grep '^A .* wins')"
@@ -88,7 +91,7 @@ newest="$(newest_checkpoint)"
     echo "# Strength of $RUN"
     echo
     echo "Config \`$CONFIG\`, $MINUTES minutes of training; newest checkpoint \`$(basename "$newest" .safetensors)\`,"
-    echo "$MOVETIME ms per action, $GAMES games per opponent in colour-swapped pairs."
+    echo "$MOVETIME ms per action${TREE:+ ($TREE tree)}, $GAMES games per opponent in colour-swapped pairs."
     echo "Intervals are 95%."
     echo
 } > "$report"

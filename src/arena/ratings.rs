@@ -146,12 +146,10 @@ pub fn rate_run(run: &Path, options: &RatingOptions, progress: &mut dyn FnMut(&s
     let names: Vec<String> =
         options.anchors.iter().map(PlayerSpec::name).chain(chosen.iter().map(|c| c.0.clone())).collect();
     for (i, (a_name, _, a_path)) in chosen.iter().enumerate() {
-        let a = PlayerSpec::Network { weights: a_path.clone(), budget: options.budget };
+        let a = PlayerSpec::network(a_path.clone(), options.budget, None);
         let earlier = chosen[i.saturating_sub(options.opponents)..i].iter().rev();
         let opponents = earlier
-            .map(|(name, _, path)| {
-                (name.clone(), PlayerSpec::Network { weights: path.clone(), budget: options.budget })
-            })
+            .map(|(name, _, path)| (name.clone(), PlayerSpec::network(path.clone(), options.budget, None)))
             .chain(options.anchors.iter().map(|spec| (spec.name(), spec.clone())));
         for (b_name, b) in opponents {
             if matches.iter().any(|m| &m.a == a_name && m.b == b_name && m.budget == budget) {

@@ -44,14 +44,16 @@ impl fmt::Display for Budget {
 /// models folder for its newest: see [`crate::store::fetch_checkpoint`]),
 /// optionally with its own budget after `@`:
 /// `models/step-00001000.safetensors@200` (simulations) or `...@500ms`
-/// (time per action).
+/// (time per action), and after a comma whether it keeps its tree between
+/// decisions (`...@500ms,fresh`, `...@200,keep`; by default it keeps it
+/// under a time budget only).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
     Random,
     Greedy,
     Uct { playouts: u32 },
     AlphaBeta { limit: Limit },
-    Network { weights: PathBuf, budget: Budget },
+    Network { weights: PathBuf, budget: Budget, keep_tree: bool },
 }
 
 impl PlayerSpec {
@@ -70,9 +72,13 @@ impl PlayerSpec {
             _ if text.starts_with("alphabeta:") => PlayerSpec::AlphaBeta { limit: parse_limit(text)? },
             "" => bail!("empty player: expected random, greedy, uct:N, alphabeta:D or a checkpoint's weights file"),
             _ => {
-                let (path, budget) = match text.rsplit_once('@') {
-                    Some((path, budget)) => (path, parse_budget(budget).with_context(|| format!("player '{text}'"))?),
-                    None => (text, default_budget),
+                let (path, budget, keep_tree) = match text.rsplit_once('@') {
+                    Some((path, options)) => {
+                        let (budget, keep_tree) =
+                            parse_search_options(options).with_context(|| format!("player '{text}'"))?;
+                        (path, budget, keep_tree)
+                    }
+                    None => (text, default_budget, None),
                 };
                 let weights = match crate::store::is_url(path) {
                     true => crate::store::fetch_checkpoint(path).with_context(|| format!("player '{text}'"))?,
@@ -84,9 +90,15 @@ impl PlayerSpec {
                         weights.display()
                     );
                 }
-                PlayerSpec::Network { weights, budget }
+                PlayerSpec::network(weights, budget, keep_tree)
             }
         })
+    }
+
+    /// A checkpoint's player; `keep_tree` unset keeps it under a time budget only.
+    pub fn network(weights: PathBuf, budget: Budget, keep_tree: Option<bool>) -> PlayerSpec {
+        let keep_tree = keep_tree.unwrap_or(matches!(budget, Budget::Time(_)));
+        PlayerSpec::Network { weights, budget, keep_tree }
     }
 
     /// A short name for tables and rating files.
@@ -97,10 +109,14 @@ impl PlayerSpec {
             PlayerSpec::Uct { playouts } => format!("uct:{playouts}"),
             PlayerSpec::AlphaBeta { limit: Limit::Depth(d) } => format!("alphabeta:{d}"),
             PlayerSpec::AlphaBeta { limit: Limit::Time(t) } => format!("alphabeta:{}ms", t.as_millis()),
-            PlayerSpec::Network { weights, budget } => {
+            PlayerSpec::Network { weights, budget, keep_tree } => {
                 let stem =
                     weights.file_stem().map_or_else(|| weights.display().to_string(), |s| s.to_string_lossy().into());
-                format!("{stem} ({budget})")
+                match (budget, keep_tree) {
+                    (Budget::Time(_), false) => format!("{stem} ({budget}, fresh)"),
+                    (Budget::Simulations(_), true) => format!("{stem} ({budget}, keep)"),
+                    _ => format!("{stem} ({budget})"),
+                }
             }
         }
     }
@@ -112,7 +128,9 @@ impl PlayerSpec {
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
             PlayerSpec::Uct { playouts } => Box::new(Uct::new(*playouts, rand::SeedableRng::seed_from_u64(seed))),
             PlayerSpec::AlphaBeta { limit } => Box::new(AlphaBeta::new(*limit, monotonic)),
-            PlayerSpec::Network { weights, budget } => Box::new(NetworkPlayer::load(weights, device, *budget, search)?),
+            PlayerSpec::Network { weights, budget, keep_tree } => {
+                Box::new(NetworkPlayer::load(weights, device, *budget, *keep_tree, search)?)
+            }
         })
     }
 }
@@ -140,6 +158,17 @@ pub fn budget_from_options(sims: u32, movetime: Option<u64>) -> Result<Budget> {
     })
 }
 
+/// A checkpoint's options after `@`: its budget, then `,keep` or `,fresh`.
+fn parse_search_options(text: &str) -> Result<(Budget, Option<bool>)> {
+    let (budget, keep_tree) = match text.split_once(',') {
+        Some((budget, "keep")) => (budget, Some(true)),
+        Some((budget, "fresh")) => (budget, Some(false)),
+        Some((_, other)) => bail!("'{other}': expected keep or fresh (whether the tree is kept between decisions)"),
+        None => (text, None),
+    };
+    Ok((parse_budget(budget)?, keep_tree))
+}
+
 /// `N` simulations or `Nms` milliseconds.
 pub fn parse_budget(text: &str) -> Result<Budget> {
     let (number, millis) = match text.strip_suffix("ms") {
@@ -154,14 +183,14 @@ pub fn parse_budget(text: &str) -> Result<Budget> {
 }
 
 /// A checkpoint's network searching each action with PUCT (no noise; the
-/// most visited action is played). Under a time budget it keeps its tree
-/// from one decision to the next, as engines do, and goes on from the
-/// position reached if its last search saw it; under a simulation budget
-/// each decision is searched afresh with exactly that many simulations, so
-/// that fixed-simulation matches stay a fixed measure.
+/// most visited action is played). A player that keeps its tree goes on,
+/// at its next decision, from the position reached if its last search saw
+/// it, and adds its budget (simulations or time) to what is there; one that
+/// does not searches each decision afresh.
 pub struct NetworkPlayer {
     network: crate::net::Network,
     budget: Budget,
+    keep_tree: bool,
     search: SearchConfig,
     /// The last search's tree, advanced by the action chosen.
     tree: Option<Tree>,
@@ -173,9 +202,15 @@ pub struct NetworkPlayer {
 const REUSE_DEPTH: usize = 4;
 
 impl NetworkPlayer {
-    pub fn load(weights: &Path, device: Device, budget: Budget, search: &SearchConfig) -> Result<NetworkPlayer> {
+    pub fn load(
+        weights: &Path,
+        device: Device,
+        budget: Budget,
+        keep_tree: bool,
+        search: &SearchConfig,
+    ) -> Result<NetworkPlayer> {
         let (network, _) = load_checkpoint(weights, device)?;
-        Ok(NetworkPlayer { network, budget, search: *search, tree: None })
+        Ok(NetworkPlayer { network, budget, keep_tree, search: *search, tree: None })
     }
 }
 
@@ -185,30 +220,25 @@ impl Player for NetworkPlayer {
         if legal.len() == 1 {
             return legal[0];
         }
-        let action = match self.budget {
-            Budget::Simulations(n) => {
-                let mut tree = Tree::new(*pos);
-                tree.run(&mut self.network, n, &self.search);
-                tree.best_action()
-            }
+        let start = Instant::now();
+        let mut tree = self.tree.take().unwrap_or_else(|| Tree::new(*pos));
+        if !tree.reroot(pos, REUSE_DEPTH) {
+            tree = Tree::new(*pos);
+        }
+        match self.budget {
+            Budget::Simulations(n) => tree.run(&mut self.network, n, &self.search),
             Budget::Time(limit) => {
-                let start = Instant::now();
-                let mut tree = self.tree.take().unwrap_or_else(|| Tree::new(*pos));
-                if !tree.reroot(pos, REUSE_DEPTH) {
-                    tree = Tree::new(*pos);
-                }
                 tree.run(&mut self.network, 2, &self.search);
                 while start.elapsed() < limit {
                     tree.run(&mut self.network, self.search.batch_size as u32, &self.search);
                 }
-                let action = tree.best_action();
-                if let Some(action) = action {
-                    tree.advance(action);
-                    self.tree = Some(tree);
-                }
-                action
             }
-        };
+        }
+        let action = tree.best_action();
+        if let (true, Some(action)) = (self.keep_tree, action) {
+            tree.advance(action);
+            self.tree = Some(tree);
+        }
         action.expect("a searched root has actions")
     }
 
@@ -230,6 +260,7 @@ mod tests {
         let mut player = NetworkPlayer {
             network: crate::net::Network::new(&config.network, Device::Cpu, 1),
             budget: Budget::Time(Duration::from_millis(100)),
+            keep_tree: true,
             search: config.search,
             tree: None,
         };
@@ -245,6 +276,28 @@ mod tests {
         assert_eq!(*player.tree.as_ref().unwrap().root_position(), pos);
         player.new_game(1);
         assert!(player.tree.is_none());
+    }
+
+    /// Under a simulation budget the tree is kept only when asked, and the
+    /// kept one goes on from the position reached.
+    #[test]
+    fn a_player_with_a_simulation_budget_keeps_its_tree_only_when_asked() {
+        tch::set_num_threads(1);
+        let config = crate::config::Config::parse(include_str!("../../configs/tiny.toml")).unwrap();
+        for keep_tree in [false, true] {
+            let mut player = NetworkPlayer {
+                network: crate::net::Network::new(&config.network, Device::Cpu, 1),
+                budget: Budget::Simulations(16),
+                keep_tree,
+                search: config.search,
+                tree: None,
+            };
+            let mut pos = Position::new(crate::rules::Variant::Basic);
+            for _ in 0..2 {
+                pos.play(player.choose(&pos)).unwrap();
+                assert_eq!(player.tree.as_ref().map(|t| *t.root_position()), keep_tree.then_some(pos));
+            }
+        }
     }
 
     #[test]
@@ -267,11 +320,19 @@ mod tests {
         let file = dir.path().join("w.safetensors");
         std::fs::write(&file, b"x").unwrap();
         let spec = PlayerSpec::parse(&format!("{}@250ms", file.display()), sims).unwrap();
-        assert_eq!(
-            spec,
-            PlayerSpec::Network { weights: file.clone(), budget: Budget::Time(Duration::from_millis(250)) }
-        );
+        let quarter = Budget::Time(Duration::from_millis(250));
+        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: true });
+        let spec = PlayerSpec::parse(&format!("{}@250ms,fresh", file.display()), sims).unwrap();
+        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: false });
+        assert_eq!(spec.name(), "w (250 ms, fresh)");
+        let spec = PlayerSpec::parse(&file.display().to_string(), sims).unwrap();
+        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: false });
+        let spec = PlayerSpec::parse(&format!("{}@64,keep", file.display()), sims).unwrap();
+        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: true });
+        assert_eq!(spec.name(), "w (64 sims, keep)");
         let err = PlayerSpec::parse(&format!("{}@1", file.display()), sims).unwrap_err();
         assert!(format!("{err:#}").contains("budget '1'"), "{err:#}");
+        let err = PlayerSpec::parse(&format!("{}@64,again", file.display()), sims).unwrap_err();
+        assert!(format!("{err:#}").contains("'again': expected keep or fresh"), "{err:#}");
     }
 }
