@@ -11,7 +11,9 @@ WEED="$(scripts/setup-s3.sh)"
 export WEED
 scripts/check-k8s.sh
 cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
+# The test profile, so that the build scripts' outputs (the C and C++ of
+# aws-lc-sys and torch-sys) and the proc macros are shared with the tests.
+cargo clippy --workspace --all-targets --locked --profile test -- -D warnings
 # The web board's static files, for its browser tests (the core built for
 # wasm32-unknown-unknown, onnxruntime-web, Chromium), and its exports' lints.
 scripts/web-build.sh >/dev/null
