@@ -44,16 +44,17 @@ impl fmt::Display for Budget {
 /// models folder for its newest: see [`crate::store::fetch_checkpoint`]),
 /// optionally with its own budget after `@`:
 /// `models/step-00001000.safetensors@200` (simulations) or `...@500ms`
-/// (time per action), and after a comma whether it keeps its tree between
+/// (time per action), then after commas whether it keeps its tree between
 /// decisions (`...@500ms,fresh`, `...@200,keep`; by default it keeps it
-/// under a time budget only).
+/// under a time budget only) and how many leaves it evaluates at once
+/// (`...@250ms,batch=16`; by default the config's `search.batch_size`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
     Random,
     Greedy,
     Uct { playouts: u32 },
     AlphaBeta { limit: Limit },
-    Network { weights: PathBuf, budget: Budget, keep_tree: bool },
+    Network { weights: PathBuf, budget: Budget, keep_tree: bool, batch: Option<usize> },
 }
 
 impl PlayerSpec {
@@ -72,13 +73,11 @@ impl PlayerSpec {
             _ if text.starts_with("alphabeta:") => PlayerSpec::AlphaBeta { limit: parse_limit(text)? },
             "" => bail!("empty player: expected random, greedy, uct:N, alphabeta:D or a checkpoint's weights file"),
             _ => {
-                let (path, budget, keep_tree) = match text.rsplit_once('@') {
+                let (path, options) = match text.rsplit_once('@') {
                     Some((path, options)) => {
-                        let (budget, keep_tree) =
-                            parse_search_options(options).with_context(|| format!("player '{text}'"))?;
-                        (path, budget, keep_tree)
+                        (path, parse_search_options(options).with_context(|| format!("player '{text}'"))?)
                     }
-                    None => (text, default_budget, None),
+                    None => (text, SearchOptions { budget: default_budget, keep_tree: None, batch: None }),
                 };
                 let weights = match crate::store::is_url(path) {
                     true => crate::store::fetch_checkpoint(path).with_context(|| format!("player '{text}'"))?,
@@ -90,15 +89,20 @@ impl PlayerSpec {
                         weights.display()
                     );
                 }
-                PlayerSpec::network(weights, budget, keep_tree)
+                let mut spec = PlayerSpec::network(weights, options.budget, options.keep_tree);
+                if let PlayerSpec::Network { batch, .. } = &mut spec {
+                    *batch = options.batch;
+                }
+                spec
             }
         })
     }
 
-    /// A checkpoint's player; `keep_tree` unset keeps it under a time budget only.
+    /// A checkpoint's player with the config's batch; `keep_tree` unset keeps
+    /// the tree under a time budget only.
     pub fn network(weights: PathBuf, budget: Budget, keep_tree: Option<bool>) -> PlayerSpec {
         let keep_tree = keep_tree.unwrap_or(matches!(budget, Budget::Time(_)));
-        PlayerSpec::Network { weights, budget, keep_tree }
+        PlayerSpec::Network { weights, budget, keep_tree, batch: None }
     }
 
     /// A short name for tables and rating files.
@@ -109,14 +113,16 @@ impl PlayerSpec {
             PlayerSpec::Uct { playouts } => format!("uct:{playouts}"),
             PlayerSpec::AlphaBeta { limit: Limit::Depth(d) } => format!("alphabeta:{d}"),
             PlayerSpec::AlphaBeta { limit: Limit::Time(t) } => format!("alphabeta:{}ms", t.as_millis()),
-            PlayerSpec::Network { weights, budget, keep_tree } => {
+            PlayerSpec::Network { weights, budget, keep_tree, batch } => {
                 let stem =
                     weights.file_stem().map_or_else(|| weights.display().to_string(), |s| s.to_string_lossy().into());
-                match (budget, keep_tree) {
-                    (Budget::Time(_), false) => format!("{stem} ({budget}, fresh)"),
-                    (Budget::Simulations(_), true) => format!("{stem} ({budget}, keep)"),
-                    _ => format!("{stem} ({budget})"),
-                }
+                let tree = match (budget, keep_tree) {
+                    (Budget::Time(_), false) => ", fresh",
+                    (Budget::Simulations(_), true) => ", keep",
+                    _ => "",
+                };
+                let batch = batch.map(|n| format!(", batch {n}")).unwrap_or_default();
+                format!("{stem} ({budget}{tree}{batch})")
             }
         }
     }
@@ -128,8 +134,9 @@ impl PlayerSpec {
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
             PlayerSpec::Uct { playouts } => Box::new(Uct::new(*playouts, rand::SeedableRng::seed_from_u64(seed))),
             PlayerSpec::AlphaBeta { limit } => Box::new(AlphaBeta::new(*limit, monotonic)),
-            PlayerSpec::Network { weights, budget, keep_tree } => {
-                Box::new(NetworkPlayer::load(weights, device, *budget, *keep_tree, search)?)
+            PlayerSpec::Network { weights, budget, keep_tree, batch } => {
+                let search = SearchConfig { batch_size: batch.unwrap_or(search.batch_size), ..*search };
+                Box::new(NetworkPlayer::load(weights, device, *budget, *keep_tree, &search)?)
             }
         })
     }
@@ -158,15 +165,32 @@ pub fn budget_from_options(sims: u32, movetime: Option<u64>) -> Result<Budget> {
     })
 }
 
-/// A checkpoint's options after `@`: its budget, then `,keep` or `,fresh`.
-fn parse_search_options(text: &str) -> Result<(Budget, Option<bool>)> {
-    let (budget, keep_tree) = match text.split_once(',') {
-        Some((budget, "keep")) => (budget, Some(true)),
-        Some((budget, "fresh")) => (budget, Some(false)),
-        Some((_, other)) => bail!("'{other}': expected keep or fresh (whether the tree is kept between decisions)"),
-        None => (text, None),
-    };
-    Ok((parse_budget(budget)?, keep_tree))
+/// A checkpoint's options after `@`.
+struct SearchOptions {
+    budget: Budget,
+    keep_tree: Option<bool>,
+    batch: Option<usize>,
+}
+
+/// Its budget, then any of `keep` or `fresh` and `batch=N`, comma-separated.
+fn parse_search_options(text: &str) -> Result<SearchOptions> {
+    let mut parts = text.split(',');
+    let budget = parse_budget(parts.next().unwrap_or_default())?;
+    let mut options = SearchOptions { budget, keep_tree: None, batch: None };
+    for part in parts {
+        match part {
+            "keep" => options.keep_tree = Some(true),
+            "fresh" => options.keep_tree = Some(false),
+            _ => match part.strip_prefix("batch=").map(str::parse::<usize>) {
+                Some(Ok(n)) if (1..=1024).contains(&n) => options.batch = Some(n),
+                Some(_) => bail!("'{part}': expected batch=N with N from 1 to 1024 (leaves evaluated at once)"),
+                None => {
+                    bail!("'{part}': expected keep or fresh (whether the tree is kept between decisions) or batch=N")
+                }
+            },
+        }
+    }
+    Ok(options)
 }
 
 /// `N` simulations or `Nms` milliseconds.
@@ -321,18 +345,28 @@ mod tests {
         std::fs::write(&file, b"x").unwrap();
         let spec = PlayerSpec::parse(&format!("{}@250ms", file.display()), sims).unwrap();
         let quarter = Budget::Time(Duration::from_millis(250));
-        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: true });
+        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: true, batch: None });
         let spec = PlayerSpec::parse(&format!("{}@250ms,fresh", file.display()), sims).unwrap();
-        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: false });
+        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: false, batch: None });
         assert_eq!(spec.name(), "w (250 ms, fresh)");
         let spec = PlayerSpec::parse(&file.display().to_string(), sims).unwrap();
-        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: false });
+        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: false, batch: None });
         let spec = PlayerSpec::parse(&format!("{}@64,keep", file.display()), sims).unwrap();
-        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: true });
+        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: true, batch: None });
         assert_eq!(spec.name(), "w (64 sims, keep)");
         let err = PlayerSpec::parse(&format!("{}@1", file.display()), sims).unwrap_err();
         assert!(format!("{err:#}").contains("budget '1'"), "{err:#}");
         let err = PlayerSpec::parse(&format!("{}@64,again", file.display()), sims).unwrap_err();
         assert!(format!("{err:#}").contains("'again': expected keep or fresh"), "{err:#}");
+        let spec = PlayerSpec::parse(&format!("{}@250ms,batch=16,fresh", file.display()), sims).unwrap();
+        assert_eq!(
+            spec,
+            PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: false, batch: Some(16) }
+        );
+        assert_eq!(spec.name(), "w (250 ms, fresh, batch 16)");
+        for bad in ["batch=0", "batch=x", "batch="] {
+            let err = PlayerSpec::parse(&format!("{}@64,{bad}", file.display()), sims).unwrap_err();
+            assert!(format!("{err:#}").contains(&format!("'{bad}': expected batch=N")), "{err:#}");
+        }
     }
 }
