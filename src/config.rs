@@ -41,6 +41,13 @@ pub struct SelfplayConfig {
     /// default) takes the cores that `torch_threads` leaves, at least one.
     #[serde(default)]
     pub search_threads: usize,
+    /// Self-play workers that `gipf loop` runs beside its trainer: threads
+    /// that each play `parallel_games` games with the newest checkpoint while
+    /// the trainer trains on what they wrote, paced by `train.max_reuse`, so
+    /// that every core works. 0 (the default): a generation of self-play,
+    /// then its training, in turn (required with `[gate]`).
+    #[serde(default)]
+    pub workers: usize,
     /// Finished games are written in shards of this many games, or sooner
     /// when the oldest has waited `shard_seconds`: a killed self-play
     /// process loses the games not yet written.
@@ -113,6 +120,9 @@ pub struct TrainConfig {
     /// Training waits for this many samples before its first step.
     pub min_samples: usize,
     /// The loop: games of self-play, then training steps, then a checkpoint.
+    /// With `selfplay.workers`, and beside self-play processes, a checkpoint
+    /// is written every `steps_per_generation` steps (and when training
+    /// starts waiting), and `games_per_generation` is not used.
     pub games_per_generation: u64,
     pub steps_per_generation: u64,
     /// Pacing: training draws at most this many samples per sample read from
@@ -226,6 +236,12 @@ impl Config {
         check_range("selfplay.parallel_games", p.parallel_games as i64, 1, 4096)?;
         check_range("selfplay.torch_threads", p.torch_threads as i64, 1, 256)?;
         check_range("selfplay.search_threads", p.search_threads as i64, 0, 1024)?;
+        check_range("selfplay.workers", p.workers as i64, 0, 256)?;
+        anyhow::ensure!(
+            p.workers == 0 || self.gate.is_none(),
+            "selfplay.workers = {} cannot be used with [gate]: gating needs generations in turn (workers = 0)",
+            p.workers
+        );
         check_range("selfplay.shard_games", p.shard_games as i64, 1, 1_000_000)?;
         check_positive("selfplay.shard_seconds", p.shard_seconds, 1e6)?;
         let t = &self.train;
@@ -290,6 +306,10 @@ mod tests {
         assert!(format!("{:#}", Config::parse(&extra).unwrap_err()).contains("unknown field `other`"));
         let gate = format!("{tiny}\n[gate]\ngames = 4\nsimulations = 8\nthreshold = 1.5\nopening_actions = 2\n");
         assert!(format!("{:#}", Config::parse(&gate).unwrap_err()).contains("gate.threshold = 1.5"));
+        let gated_workers =
+            gate.replace("threshold = 1.5", "threshold = 0.55").replace("torch_threads", "workers = 2\ntorch_threads");
+        let err = format!("{:#}", Config::parse(&gated_workers).unwrap_err());
+        assert!(err.contains("selfplay.workers = 2 cannot be used with [gate]"), "{err}");
         let zero = tiny.replace("blocks = 1", "blocks = 0");
         assert!(format!("{:#}", Config::parse(&zero).unwrap_err()).contains("network.blocks = 0 is out of range"));
         let bad = tiny.replace("dirichlet_fraction = 0.25", "dirichlet_fraction = 1.5");

@@ -425,6 +425,9 @@ pub struct RunOptions {
     /// Upload each shard from `out` (then an outbox) into this store,
     /// create-only, removing it locally once stored.
     pub upload: Option<std::sync::Arc<crate::store::Store>>,
+    /// Once set, stop at the next step like `duration` (finished games
+    /// written, those in flight left unwritten).
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// What [`run`] did.
@@ -528,7 +531,9 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     // Forward-pass seconds of the networks replaced so far.
     let mut forward_before = 0.0;
     while generator.active() > 0 {
-        if options.duration.is_some_and(|d| elapsed(paused) >= d.as_secs_f64()) {
+        if options.duration.is_some_and(|d| elapsed(paused) >= d.as_secs_f64())
+            || options.stop.as_ref().is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed))
+        {
             break;
         }
         if options.probe_raw && generator.stats.batches > 0 && last_probe.elapsed().as_secs() >= 2 {

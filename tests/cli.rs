@@ -231,6 +231,38 @@ fn the_loop_runs_generations_and_resumes_where_it_stopped() {
     assert!(!names("logs").is_empty());
 }
 
+/// With `selfplay.workers`, self-play runs in threads beside the trainer:
+/// games come from every worker, training stops after the generations asked
+/// (checkpoints of `steps_per_generation` steps), and the workers with it.
+#[test]
+fn the_loop_with_workers_trains_beside_them_and_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")).unwrap();
+    let config = dir.path().join("workers.toml");
+    std::fs::write(&config, tiny.replace("torch_threads = 1\n", "torch_threads = 1\nworkers = 2\nshard_games = 1\n"))
+        .unwrap();
+    let run = dir.path().join("run");
+    let (config, run_arg) = (config.to_str().unwrap(), run.to_str().unwrap());
+    let out = gipf(&["loop", "--config", config, "--run", run_arg, "--generations", "2", "--device", "cpu"]);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("self-play workers started beside the trainer workers=2"), "{log}");
+    let mut models: Vec<String> = std::fs::read_dir(run.join("models"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".safetensors"))
+        .collect();
+    models.sort();
+    assert_eq!(models.last().map(String::as_str), Some("step-00000010.safetensors"), "{models:?}");
+    // shard-<millis>-<worker>-<sequence>.jsonl.zst
+    let workers: std::collections::BTreeSet<String> = gipf::shards::list(&run.join("games"))
+        .unwrap()
+        .iter()
+        .map(|f| f.name.split_once('-').unwrap().1.split_once('-').unwrap().1.rsplit_once('-').unwrap().0.to_string())
+        .collect();
+    assert_eq!(workers.len(), 2, "games from both workers: {workers:?}");
+}
+
 /// From a folder outside the checkout: the shipped configs are built in, and
 /// the export finds the Python environment in the cache.
 #[test]

@@ -92,6 +92,7 @@ fn run_args(args: Args) -> Result<()> {
         progress: args.bench.is_none(),
         probe_raw: args.bench.is_some() && !args.constant_network,
         constant_network: args.constant_network,
+        stop: None,
     };
     let Some(seconds) = args.bench else {
         let report = run(options)?;

@@ -34,6 +34,7 @@ fn options(out: &Path, model: ModelSource, games: u64) -> RunOptions {
         probe_raw: false,
         constant_network: false,
         upload: None,
+        stop: None,
     }
 }
 

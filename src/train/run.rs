@@ -2,10 +2,11 @@
 //! whole loop in one process.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{anyhow, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -72,8 +73,10 @@ impl Unpublished {
 /// then applies the retention policy, which keeps the newest.
 fn save(trainer: &Trainer, run: &RunDir, unpublished: &mut Unpublished) -> Result<PathBuf> {
     let path = trainer.save(&run.models())?;
-    unpublished.0 = Some((path.clone(), trainer.step));
-    unpublished.publish(run);
+    if run.store.is_some() {
+        unpublished.0 = Some((path.clone(), trainer.step));
+        unpublished.publish(run);
+    }
     let t = &trainer.config.train;
     let removed = prune(&run.models(), t.keep_last, t.keep_every_steps)?;
     if !removed.is_empty() {
@@ -91,7 +94,20 @@ const POLL: Duration = Duration::from_secs(2);
 /// waits, with a log line, while the window is short of `min_samples` or
 /// training has drawn `max_reuse` samples per sample read.
 pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_steps: Option<u64>) -> Result<()> {
-    let (mut trainer, mut logs, mut unpublished) = start(config, run, device, seed)?;
+    let started = start(config, run, device, seed)?;
+    train_beside_self_play(config, run, started, seed, total_steps, &mut || Ok(()))
+}
+
+/// The body of [`trainer`], from a started trainer; `check` is called before
+/// each chunk of training, and an error from it stops training.
+fn train_beside_self_play(
+    config: &Config,
+    run: &RunDir,
+    (mut trainer, mut logs, mut unpublished): (Trainer, Logs, Unpublished),
+    seed: u64,
+    total_steps: Option<u64>,
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<()> {
     let mut window = trainer.window();
     let mut rng = SmallRng::seed_from_u64(seed);
     let bar = bar(total_steps);
@@ -102,6 +118,7 @@ pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_s
     let mut waiting = false;
     let mut feed = ShardFeed::new("games");
     while total_steps.is_none_or(|n| trainer.step < n) {
+        check()?;
         let chunk =
             (config.train.steps_per_generation - unsaved).min(total_steps.map_or(u64::MAX, |n| n - trainer.step));
         if let Some(store) = &run.store {
@@ -161,6 +178,9 @@ pub fn self_play_loop(
     seed: u64,
     generations: Option<u64>,
 ) -> Result<()> {
+    if config.selfplay.workers > 0 {
+        return loop_with_workers(config, run, device, seed, generations);
+    }
     let (mut trainer, mut logs, mut unpublished) = start(config, run, device, seed)?;
     let worker = crate::shards::new_worker_id();
     // With a run in an object store, the games go through it: written to an
@@ -194,6 +214,7 @@ pub fn self_play_loop(
             probe_raw: false,
             constant_network: false,
             upload: upload.clone(),
+            stop: None,
         })?;
         if let Some(store) = &run.store {
             if let Err(e) = feed.fetch_new(store, &run.games()) {
@@ -243,4 +264,55 @@ pub fn self_play_loop(
         }
     }
     Ok(())
+}
+
+/// The loop with `selfplay.workers` self-play threads beside the trainer (a
+/// GPU box's two processes, in one): each worker plays with the newest
+/// checkpoint and writes its games in shards, the trainer trains on them as
+/// they appear, paced by `train.max_reuse`, and writes a checkpoint every
+/// `steps_per_generation` steps; `generations` counts those checkpoints.
+/// Stopped, it loses the games in flight and those not yet written (see
+/// `selfplay.shard_games`) and the steps since the last checkpoint.
+fn loop_with_workers(config: &Config, run: &RunDir, device: Device, seed: u64, generations: Option<u64>) -> Result<()> {
+    let started = start(config, run, device, seed)?;
+    let total_steps = generations.map(|n| started.0.step + n * config.train.steps_per_generation);
+    let stop = Arc::new(AtomicBool::new(false));
+    let name = crate::shards::new_worker_id();
+    let mut workers = Vec::new();
+    for w in 0..config.selfplay.workers {
+        // With a run in an object store, each worker uploads from its own outbox.
+        let (out, upload) = match &run.store {
+            Some(store) => (run.root.join(format!("outbox-{w}")), Some(Arc::new(Store::open(&store.url("games"))?))),
+            None => (run.games(), None),
+        };
+        let options = RunOptions {
+            config: config.clone(),
+            out,
+            games: None,
+            model: ModelSource::Folder(run.models()),
+            device,
+            // Never the same games twice, across workers and restarts.
+            seed: seed.wrapping_mul(1_000_003) ^ now_nanos() ^ (w as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            worker: format!("{name}.{w}"),
+            duration: None,
+            progress: false,
+            probe_raw: false,
+            constant_network: false,
+            upload,
+            stop: Some(stop.clone()),
+        };
+        let worker = std::thread::Builder::new().name(format!("selfplay-{w}")).spawn(move || selfplay::run(options));
+        workers.push(worker.context("cannot start a self-play worker")?);
+    }
+    tracing::info!(workers = workers.len(), "self-play workers started beside the trainer");
+    let trained = train_beside_self_play(config, run, started, seed, total_steps, &mut || {
+        anyhow::ensure!(!workers.iter().any(|w| w.is_finished()), "a self-play worker stopped");
+        Ok(())
+    });
+    stop.store(true, Ordering::Relaxed);
+    for worker in workers {
+        // A worker's own error says more than the trainer's.
+        worker.join().map_err(|_| anyhow!("a self-play worker panicked"))?.context("self-play worker")?;
+    }
+    trained
 }

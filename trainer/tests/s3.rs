@@ -70,6 +70,7 @@ fn two_workers_and_a_trainer_share_a_bucket() {
                             probe_raw: false,
                             constant_network: false,
                             upload: Some(Store::open(&format!("{run_url}/games")).unwrap().into()),
+                            stop: None,
                         };
                         run(options).unwrap();
                         newest = model.current().unwrap().map(|p| p.display().to_string()).unwrap_or_default();

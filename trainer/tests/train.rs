@@ -33,6 +33,7 @@ fn play(out: &Path, n: u64, seed: u64, worker: &str) {
         probe_raw: false,
         constant_network: false,
         upload: None,
+        stop: None,
     };
     run(options).unwrap();
 }
