@@ -254,11 +254,10 @@ fn the_loop_with_workers_trains_beside_them_and_stops() {
         .collect();
     models.sort();
     assert_eq!(models.last().map(String::as_str), Some("step-00000010.safetensors"), "{models:?}");
-    // shard-<millis>-<worker>-<sequence>.jsonl.zst
-    let workers: std::collections::BTreeSet<String> = gipf::shards::list(&run.join("games"))
+    let workers: std::collections::BTreeSet<String> = gipf::shards::read_all(&run.join("games"))
         .unwrap()
-        .iter()
-        .map(|f| f.name.split_once('-').unwrap().1.split_once('-').unwrap().1.rsplit_once('-').unwrap().0.to_string())
+        .into_iter()
+        .map(|game| game.worker.expect("each game names its worker"))
         .collect();
     assert_eq!(workers.len(), 2, "games from both workers: {workers:?}");
 }
