@@ -19,8 +19,12 @@ use crate::config::Config;
 use crate::selfplay::{self, RunOptions};
 use crate::store::{ShardFeed, Store};
 
-fn now_nanos() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+/// The seed of one self-play stream (a generation, or a worker): mixed with
+/// the clock, so that no two streams play the same games, across
+/// generations, workers and restarts.
+fn self_play_seed(seed: u64, stream: u64) -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    seed.wrapping_mul(1_000_003) ^ now ^ stream.wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 fn bar(len: Option<u64>) -> ProgressBar {
@@ -206,8 +210,7 @@ pub fn self_play_loop(
             games: Some(config.train.games_per_generation),
             model: ModelSource::Folder(run.models()),
             device,
-            // Never the same games twice, across generations and restarts.
-            seed: seed.wrapping_mul(1_000_003) ^ now_nanos(),
+            seed: self_play_seed(seed, 0),
             worker: worker.clone(),
             duration: None,
             progress: true,
@@ -291,8 +294,7 @@ fn loop_with_workers(config: &Config, run: &RunDir, device: Device, seed: u64, g
             games: None,
             model: ModelSource::Folder(run.models()),
             device,
-            // Never the same games twice, across workers and restarts.
-            seed: seed.wrapping_mul(1_000_003) ^ now_nanos() ^ (w as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            seed: self_play_seed(seed, w as u64),
             worker: format!("{name}.{w}"),
             duration: None,
             progress: false,
