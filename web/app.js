@@ -34,6 +34,8 @@ let selectedDot = null;
 let selected = new Set();
 let lastMove = null;
 let busy = false;
+/** Whether the page waits on the engine: the opponent thinking, or any request in flight. */
+const engaged = () => busy || waiting.size > 0;
 let seed = 1;
 
 function coordinates(cell) {
@@ -147,7 +149,7 @@ function humanToAct() {
 }
 
 function clickCell(cell) {
-    if (!state || busy) return;
+    if (!state || engaged()) return;
     message("");
     if (state.winner) {
         message("The game is over: start a new one.");
@@ -322,5 +324,5 @@ async function start() {
 }
 
 // For tests and the curious: the engine's requests, and the state shown.
-window.gipf = { ask, state: () => state, busy: () => busy };
+window.gipf = { ask, state: () => state, busy: engaged };
 start();
