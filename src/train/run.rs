@@ -169,6 +169,16 @@ fn train_beside_self_play(
     Ok(())
 }
 
+/// Where the loop's self-play writes its games: the games folder, or with a
+/// run in an object store, the folder `outbox` of the run, whose shards are
+/// uploaded (and fetched back into the games folder like any worker's).
+fn games_destination(run: &RunDir, outbox: &str) -> Result<(PathBuf, Option<Arc<Store>>)> {
+    Ok(match &run.store {
+        Some(store) => (run.root.join(outbox), Some(Arc::new(Store::open(&store.url("games"))?))),
+        None => (run.games(), None),
+    })
+}
+
 /// The whole loop on one machine: a generation of self-play with the newest
 /// checkpoint (or, with `[gate]`, the best one), training on the window, a
 /// new checkpoint (gated against the best); `generations` times
@@ -187,13 +197,7 @@ pub fn self_play_loop(
     }
     let (mut trainer, mut logs, mut unpublished) = start(config, run, device, seed)?;
     let worker = crate::shards::new_worker_id();
-    // With a run in an object store, the games go through it: written to an
-    // outbox, uploaded, and fetched back into the games folder like any
-    // worker's.
-    let (out, upload) = match &run.store {
-        Some(store) => (run.root.join("outbox"), Some(Arc::new(Store::open(&store.url("games"))?))),
-        None => (run.games(), None),
-    };
+    let (out, upload) = games_destination(run, "outbox")?;
     let mut feed = ShardFeed::new("games");
     if config.gate.is_some() {
         arena::gate::ensure_best(&run.models())?;
@@ -283,11 +287,8 @@ fn loop_with_workers(config: &Config, run: &RunDir, device: Device, seed: u64, g
     let name = crate::shards::new_worker_id();
     let mut workers = Vec::new();
     for w in 0..config.selfplay.workers {
-        // With a run in an object store, each worker uploads from its own outbox.
-        let (out, upload) = match &run.store {
-            Some(store) => (run.root.join(format!("outbox-{w}")), Some(Arc::new(Store::open(&store.url("games"))?))),
-            None => (run.games(), None),
-        };
+        // Each worker uploads from its own outbox.
+        let (out, upload) = games_destination(run, &format!("outbox-{w}"))?;
         let options = RunOptions {
             config: config.clone(),
             out,
