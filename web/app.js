@@ -276,7 +276,7 @@ async function begin(answer) {
 
 /** Takes back the last action, and the opponent's before it, to the player's turn. */
 async function undo() {
-    if (busy) return;
+    if (engaged()) return;
     const answer = await ask({ cmd: "undo" });
     if (answer.error) {
         message(answer.error);
