@@ -62,9 +62,14 @@ pub fn list(dir: &Path) -> Result<Vec<GamesFile>> {
             files.push(GamesFile { legacy, name, path: entry.path() });
         }
     }
+    sort(&mut files);
+    Ok(files)
+}
+
+/// Sorts games files oldest first: legacy files, then shards by name.
+pub fn sort(files: &mut [GamesFile]) {
     // Legacy files (`legacy: true`) first: `false < true`, so reverse that key.
     files.sort_by(|a, b| b.legacy.cmp(&a.legacy).then_with(|| a.name.cmp(&b.name)));
-    Ok(files)
 }
 
 /// What reading one games file gave: its games in order, and the games that

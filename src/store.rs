@@ -10,14 +10,15 @@
 //!   create-only put (a retry never duplicates or overwrites), removing it
 //!   once stored; what fails stays in the outbox for the next try, also
 //!   across restarts;
-//! - the trainer downloads the shards it has not seen into its local games
-//!   folder (each once; see [`ShardFeed`]), and publishes a checkpoint by uploading its files,
-//!   then `latest.json` with their sha256;
+//! - the trainer lists the shards and downloads each into its local games
+//!   folder once, when its window reads it (see [`ShardFeed`]), and
+//!   publishes a checkpoint by uploading its files, then `latest.json` with
+//!   their sha256;
 //! - self-play polls `latest.json` and downloads a new checkpoint into a
 //!   local models folder (temporary names, checked against the sha256,
 //!   renamed; weights last), switching between games as with a folder.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -365,15 +366,18 @@ pub fn fetch_checkpoint(url: &str) -> Result<PathBuf> {
     }
 }
 
-/// The trainer's view of a store's shards: downloads each new one once into
-/// a local folder. Shard names start with the time they were finished, so a
-/// listing starts [`LOOKBACK`] before the newest shard seen (a worker may
-/// upload a shard a little after a newer one of another worker), and every
-/// [`FULL_LISTING`] the whole folder is listed again (a shard uploaded much
-/// later, after an outage); what is already local is skipped.
+/// The trainer's view of a store's shards: the names listed so far, each
+/// downloaded into a local folder only when the trainer's window reads it
+/// ([`crate::train::data::Window::load`]), so that a trainer on a new
+/// machine fetches only what its window holds. Shard names start with the
+/// time they were finished, so a listing starts [`LOOKBACK`] before the
+/// newest shard seen (a worker may upload a shard a little after a newer
+/// one of another worker), and every [`FULL_LISTING`] the whole folder is
+/// listed again (a shard uploaded much later, after an outage).
 pub struct ShardFeed {
+    store: Arc<Store>,
     folder: String,
-    newest: Option<String>,
+    listed: BTreeSet<String>,
     last_full: Option<std::time::Instant>,
 }
 
@@ -383,40 +387,41 @@ pub const LOOKBACK: Duration = crate::shards::LATE;
 pub const FULL_LISTING: Duration = Duration::from_secs(600);
 
 impl ShardFeed {
-    pub fn new(folder: &str) -> ShardFeed {
-        ShardFeed { folder: folder.to_string(), newest: None, last_full: None }
+    /// The shards of `folder` in `store`, none listed yet.
+    pub fn new(store: Arc<Store>, folder: &str) -> ShardFeed {
+        ShardFeed { store, folder: folder.to_string(), listed: BTreeSet::new(), last_full: None }
     }
 
-    /// Downloads the shards not yet in `into` (each written atomically);
-    /// returns how many.
-    pub fn fetch_new(&mut self, store: &Store, into: &Path) -> Result<usize> {
+    /// Lists the store's shards; returns how many were not listed before.
+    pub fn refresh(&mut self) -> Result<usize> {
         use crate::shards::{SHARD_PREFIX, SHARD_SUFFIX};
-        std::fs::create_dir_all(into).with_context(|| format!("cannot create {}", into.display()))?;
         let full = self.last_full.is_none_or(|t| t.elapsed() >= FULL_LISTING);
-        let offset = match (&self.newest, full) {
+        let offset = match (self.listed.last(), full) {
             (Some(newest), false) => crate::shards::late_horizon(newest),
             _ => None,
         };
+        let names = self.store.list_after(&self.folder, offset.as_deref())?;
         if full {
             self.last_full = Some(std::time::Instant::now());
         }
-        let mut done = 0;
-        for name in store.list_after(&self.folder, offset.as_deref())? {
-            if !(name.starts_with(SHARD_PREFIX) && name.ends_with(SHARD_SUFFIX)) {
-                continue;
-            }
-            if self.newest.as_ref().is_none_or(|n| name > *n) {
-                self.newest = Some(name.clone());
-            }
-            if into.join(&name).exists() {
-                continue;
-            }
-            let key = join(&self.folder, &name);
-            let bytes = store.get(&key)?.with_context(|| format!("{} was listed but is gone", store.url(&key)))?;
-            write_atomic(&into.join(&name), &bytes)?;
-            done += 1;
-        }
-        Ok(done)
+        let before = self.listed.len();
+        self.listed.extend(names.into_iter().filter(|n| n.starts_with(SHARD_PREFIX) && n.ends_with(SHARD_SUFFIX)));
+        Ok(self.listed.len() - before)
+    }
+
+    /// The shards listed so far, oldest first.
+    pub fn listed(&self) -> impl Iterator<Item = &String> {
+        self.listed.iter()
+    }
+
+    /// Downloads the listed shard `name` into the folder `into` (written
+    /// atomically).
+    pub fn fetch(&self, name: &str, into: &Path) -> Result<()> {
+        std::fs::create_dir_all(into).with_context(|| format!("cannot create {}", into.display()))?;
+        let key = join(&self.folder, name);
+        let bytes =
+            self.store.get(&key)?.with_context(|| format!("{} was listed but is gone", self.store.url(&key)))?;
+        write_atomic(&into.join(name), &bytes)
     }
 }
 

@@ -19,6 +19,7 @@ use crate::encoding::{action_index, encode, transform_index, INPUT_SIZE, NUM_ACT
 use crate::games::{EndReason, GameFile};
 use crate::rules::{Color, Position, Symmetry, NUM_SYMMETRIES};
 use crate::shards::{self, GamesFile};
+use crate::store::ShardFeed;
 
 /// One position to learn from.
 #[derive(Clone, Debug)]
@@ -94,6 +95,21 @@ pub struct LoadReport {
 /// Actions that make an opening, for counting distinct ones.
 pub const OPENING_LENGTH: usize = 10;
 
+/// Where a window reads games: a local folder, and with a run in a store
+/// the shards a feed lists there, downloaded into the folder when read.
+#[derive(Clone, Copy)]
+pub struct GamesSource<'a> {
+    pub dir: &'a Path,
+    pub feed: Option<&'a ShardFeed>,
+}
+
+impl<'a> GamesSource<'a> {
+    /// The games in a local folder only.
+    pub fn folder(dir: &'a Path) -> GamesSource<'a> {
+        GamesSource { dir, feed: None }
+    }
+}
+
 /// The samples of the most recent games, oldest first.
 #[derive(Default)]
 pub struct Window {
@@ -104,8 +120,6 @@ pub struct Window {
     fingerprints: HashMap<u64, u32>,
     /// Games files read or passed over, by name.
     seen: HashSet<String>,
-    /// Whether a first look at the folder was taken.
-    started: bool,
     /// Files up to this name were counted before (by a checkpoint's
     /// trainer), except those in the span [`shards::LATE`] before it that
     /// are not in `counted_recent`.
@@ -208,31 +222,48 @@ impl Window {
         recent
     }
 
-    /// Reads the games files in `dir` not read before, oldest first, keeping
-    /// the window at `size(total samples)`. The first time, the files a
-    /// resumed trainer counted before are read from the newest back, only
-    /// while the window has room. A file or game that cannot be read is
-    /// reported and skipped.
+    /// Reads the games files in `dir` not read before, keeping the window at
+    /// `size(total samples)`: the new ones all, oldest first (their samples
+    /// are counted as read), then those a resumed trainer counted before,
+    /// from the newest back, only while the window has room. A file or game
+    /// that cannot be read is reported and skipped.
     pub fn load_new(&mut self, dir: &Path, size: impl Fn(u64) -> usize) -> Result<LoadReport> {
-        let new: Vec<GamesFile> = shards::list(dir)?.into_iter().filter(|f| !self.seen.contains(&f.name)).collect();
+        self.load(GamesSource::folder(dir), size)
+    }
+
+    /// [`Window::load_new`] from a source: with a feed, the shards it lists
+    /// are downloaded into the folder only when the window reads them. A
+    /// download that fails ends this look (warning): the rest waits for the
+    /// next.
+    pub fn load(&mut self, source: GamesSource, size: impl Fn(u64) -> usize) -> Result<LoadReport> {
+        let GamesSource { dir, feed } = source;
+        let mut files = shards::list(dir)?;
+        if let Some(feed) = feed {
+            let local: HashSet<String> = files.iter().map(|f| f.name.clone()).collect();
+            let remote = feed.listed().filter(|name| !local.contains(*name));
+            files.extend(remote.map(|name| GamesFile { legacy: false, name: name.clone(), path: dir.join(name) }));
+            shards::sort(&mut files);
+        }
+        files.retain(|f| !self.seen.contains(&f.name));
+        let horizon = self.counted_until.as_deref().and_then(shards::late_horizon);
+        let counted = |f: &GamesFile| {
+            self.counted_until.as_ref().is_some_and(|c| f.name <= *c)
+                && (horizon.as_ref().is_none_or(|h| f.name < *h) || self.counted_recent.contains(&f.name))
+        };
+        let (old, new): (Vec<GamesFile>, Vec<GamesFile>) = files.into_iter().partition(counted);
         let mut report = LoadReport::default();
         let mut openings = HashSet::new();
-        if self.started {
+        let fetched = |file: &GamesFile| match feed {
+            Some(feed) if !file.path.exists() => feed.fetch(&file.name, dir).map_err(|e| {
+                tracing::warn!("fetching {}: {e:#} (trying again later)", file.name);
+            }),
+            _ => Ok(()),
+        };
+        'read: {
             for file in new {
-                self.read_file(&file, false, &mut report, &mut openings);
-                self.trim(size(self.total_samples));
-            }
-        } else {
-            self.started = true;
-            let horizon = self.counted_until.as_deref().and_then(shards::late_horizon);
-            let counted = |f: &GamesFile| {
-                self.counted_until.as_ref().is_some_and(|c| f.name <= *c)
-                    && (horizon.as_ref().is_none_or(|h| f.name < *h) || self.counted_recent.contains(&f.name))
-            };
-            let (old, newer): (Vec<GamesFile>, Vec<GamesFile>) = new.into_iter().partition(counted);
-            // The uncounted files all (their samples are new), oldest first;
-            // then the counted ones from the newest back while the window has room.
-            for file in newer {
+                if fetched(&file).is_err() {
+                    break 'read;
+                }
                 self.read_file(&file, false, &mut report, &mut openings);
                 self.trim(size(self.total_samples));
             }
@@ -241,6 +272,9 @@ impl Window {
                     report.passed_over += 1;
                     self.seen.insert(file.name);
                     continue;
+                }
+                if fetched(&file).is_err() {
+                    break 'read;
                 }
                 let (samples, games) = (self.total_samples, self.total_games);
                 self.read_file(&file, true, &mut report, &mut openings);

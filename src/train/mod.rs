@@ -29,7 +29,7 @@ use crate::config::Config;
 use crate::durable::{publish, temporary_path, write_atomic};
 use crate::encoding::{ENCODING_VERSION, GRID, NUM_ACTIONS, NUM_PLANES};
 use crate::net::Network;
-use data::{Batch, LoadReport, Window, AUX_TARGETS};
+use data::{Batch, GamesSource, LoadReport, Window, AUX_TARGETS};
 
 /// Losses and measures of one training step.
 #[derive(Clone, Copy, Debug)]
@@ -482,9 +482,7 @@ impl RunDir {
             Ok(RunDir { root: PathBuf::from(arg), store: None })
         }
     }
-}
 
-impl RunDir {
     pub fn games(&self) -> PathBuf {
         self.root.join("games")
     }
@@ -493,6 +491,11 @@ impl RunDir {
     }
     pub fn logs(&self) -> PathBuf {
         self.root.join("logs")
+    }
+
+    /// With a run in a store, the feed of its games folder there.
+    pub fn feed(&self) -> Option<crate::store::ShardFeed> {
+        self.store.clone().map(|store| crate::store::ShardFeed::new(store, "games"))
     }
 }
 
@@ -533,13 +536,13 @@ pub fn train_steps(
     trainer: &mut Trainer,
     window: &mut Window,
     logs: &mut Logs,
-    games: &Path,
+    games: GamesSource,
     steps: u64,
     rng: &mut impl Rng,
     bar: &indicatif::ProgressBar,
 ) -> Result<Trained> {
     let config = trainer.config.clone();
-    let report = window.load_new(games, |total| window_size(&config, total))?;
+    let report = window.load(games, |total| window_size(&config, total))?;
     logs.games(trainer.step, &report, window.total_games, window.total_files);
     trainer.samples_read = window.total_samples;
     trainer.games_cursor = window.cursor.clone();

@@ -12,12 +12,13 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use tch::Device;
 
+use super::data::GamesSource;
 use super::{train_steps, Logs, RunDir, Trainer, Wait};
 use crate::arena;
 use crate::checkpoint::{newest_checkpoint, prune, read_meta, ModelSource};
 use crate::config::Config;
 use crate::selfplay::{self, RunOptions};
-use crate::store::{ShardFeed, Store};
+use crate::store::Store;
 
 /// The seed of one self-play stream (a generation, or a worker): mixed with
 /// the clock, so that no two streams play the same games, across
@@ -120,20 +121,22 @@ fn train_beside_self_play(
     let mut idle = Duration::ZERO;
     let mut unsaved = 0;
     let mut waiting = false;
-    let mut feed = ShardFeed::new("games");
+    let mut feed = run.feed();
+    let games = run.games();
     while total_steps.is_none_or(|n| trainer.step < n) {
         check()?;
         let chunk =
             (config.train.steps_per_generation - unsaved).min(total_steps.map_or(u64::MAX, |n| n - trainer.step));
-        if let Some(store) = &run.store {
-            match feed.fetch_new(store, &run.games()) {
+        if let Some(feed) = &mut feed {
+            match feed.refresh() {
                 Ok(0) => {}
-                Ok(new) => tracing::debug!(shards = new, "downloaded"),
+                Ok(new) => tracing::debug!(shards = new, "listed"),
                 // Training goes on with what is here until the store answers.
-                Err(e) => bar.suspend(|| tracing::warn!("fetching new shards: {e:#} (trying again)")),
+                Err(e) => bar.suspend(|| tracing::warn!("listing new shards: {e:#} (trying again)")),
             }
         }
-        let trained = train_steps(&mut trainer, &mut window, &mut logs, &run.games(), chunk, &mut rng, &bar)?;
+        let source = GamesSource { dir: &games, feed: feed.as_ref() };
+        let trained = train_steps(&mut trainer, &mut window, &mut logs, source, chunk, &mut rng, &bar)?;
         unsaved += trained.steps;
         if trained.steps > 0 {
             if waiting {
@@ -198,7 +201,8 @@ pub fn self_play_loop(
     let (mut trainer, mut logs, mut unpublished) = start(config, run, device, seed)?;
     let worker = crate::shards::new_worker_id();
     let (out, upload) = games_destination(run, "outbox")?;
-    let mut feed = ShardFeed::new("games");
+    let mut feed = run.feed();
+    let games = run.games();
     if config.gate.is_some() {
         arena::gate::ensure_best(&run.models())?;
     }
@@ -223,9 +227,9 @@ pub fn self_play_loop(
             upload: upload.clone(),
             stop: None,
         })?;
-        if let Some(store) = &run.store {
-            if let Err(e) = feed.fetch_new(store, &run.games()) {
-                tracing::warn!("fetching new shards: {e:#} (trying again after the next generation)");
+        if let Some(feed) = &mut feed {
+            if let Err(e) = feed.refresh() {
+                tracing::warn!("listing new shards: {e:#} (trying again after the next generation)");
             }
         }
         tracing::info!(
@@ -239,7 +243,7 @@ pub fn self_play_loop(
             &mut trainer,
             &mut window,
             &mut logs,
-            &run.games(),
+            GamesSource { dir: &games, feed: feed.as_ref() },
             config.train.steps_per_generation,
             &mut rng,
             &bar,

@@ -9,7 +9,8 @@ use gipf::checkpoint::ModelSource;
 use gipf::config::Config;
 use gipf::games::GameFile;
 use gipf::selfplay::{run, RunOptions};
-use gipf::store::Store;
+use gipf::store::{ShardFeed, Store};
+use gipf::train::data::{game_samples, GamesSource, Targets, Window};
 use tch::Device;
 
 #[path = "../../tests/common/s3.rs"]
@@ -108,16 +109,35 @@ fn two_workers_and_a_trainer_share_a_bucket() {
     assert_eq!(fingerprints.len(), all.len(), "no game twice");
 
     // The trainer's feed lists from a little before the newest shard it has
-    // seen: a shard uploaded late but within the lookback is fetched, one
+    // seen: a shard uploaded late but within the lookback is listed, one
     // named long before is left to the next full listing.
-    let feed_dir = cache.path().join("feed");
-    let mut feed = gipf::store::ShardFeed::new("");
-    assert_eq!(feed.fetch_new(&games, &feed_dir).unwrap(), stored.len());
-    let newest_ms: u64 = stored.last().unwrap()["shard-".len().."shard-".len() + 13].parse().unwrap();
-    let bytes = std::fs::read(feed_dir.join(&stored[0])).unwrap();
+    let mut feed = ShardFeed::new(Store::open(&format!("{run_url}/games")).unwrap().into(), "");
+    assert_eq!(feed.refresh().unwrap(), stored.len());
+    let newest = stored.last().unwrap().clone();
+    let newest_ms: u64 = newest["shard-".len().."shard-".len() + 13].parse().unwrap();
+    let bytes = games.get(&stored[0]).unwrap().unwrap();
     let late = format!("shard-{:013}-late-000000.jsonl.zst", newest_ms - 1_000);
     let stale = format!("shard-{:013}-stale-000000.jsonl.zst", newest_ms - 3_600_000);
-    assert!(games.create(&late, bytes.clone()).unwrap() && games.create(&stale, bytes).unwrap());
-    assert_eq!(feed.fetch_new(&games, &feed_dir).unwrap(), 1);
-    assert!(feed_dir.join(&late).exists() && !feed_dir.join(&stale).exists());
+    assert!(games.create(&late, bytes.clone()).unwrap() && games.create(&stale, bytes.clone()).unwrap());
+    assert_eq!(feed.refresh().unwrap(), 1);
+    assert!(feed.listed().any(|n| *n == late) && !feed.listed().any(|n| *n == stale));
+
+    // A trainer resumed on a new machine from a checkpoint that had read
+    // every stored shard, with room for the late shard and a little more:
+    // it downloads the late one (new samples), then the newest counted one
+    // for the room left, and passes over the rest without downloading them.
+    let late_samples: usize = gipf::shards::parse(&bytes)
+        .unwrap()
+        .games
+        .iter()
+        .map(|game| game_samples(game, Targets::of(&tiny())).unwrap().len())
+        .sum();
+    let mut window = Window::resume(&tiny(), 0, Some(newest.clone()), stored.clone());
+    let fresh = cache.path().join("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    let report = window.load(GamesSource { dir: &fresh, feed: Some(&feed) }, |_| late_samples + 1).unwrap();
+    let local: Vec<String> = gipf::shards::list(&fresh).unwrap().into_iter().map(|f| f.name).collect();
+    assert_eq!(local, [late, newest], "only what the window reads is downloaded");
+    assert_eq!((report.files, report.passed_over), (2, stored.len() - 1));
+    assert_eq!(window.total_samples, late_samples as u64, "only the late shard's samples are new");
 }

@@ -8,7 +8,7 @@ use gipf::config::Config;
 use gipf::encoding::INPUT_SIZE;
 use gipf::selfplay::{run, RunOptions};
 use gipf::shards;
-use gipf::train::data::{game_samples, Targets, Window};
+use gipf::train::data::{game_samples, GamesSource, Targets, Window};
 use gipf::train::{train_steps, Logs, Trainer};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -321,7 +321,8 @@ fn tensorboard_reads_the_training_logs() {
     let mut window = Window::default();
     let mut rng = SmallRng::seed_from_u64(4);
     let bar = indicatif::ProgressBar::hidden();
-    let trained = train_steps(&mut trainer, &mut window, &mut logs, dir.path(), 5, &mut rng, &bar).unwrap();
+    let trained =
+        train_steps(&mut trainer, &mut window, &mut logs, GamesSource::folder(dir.path()), 5, &mut rng, &bar).unwrap();
     assert_eq!(trained.steps, 5);
     drop(logs);
     let script = "import sys\n\
@@ -393,7 +394,8 @@ fn a_non_finite_loss_stops_training_and_writes_no_checkpoint() {
     let mut window = Window::default();
     let mut rng = SmallRng::seed_from_u64(6);
     let bar = indicatif::ProgressBar::hidden();
-    let err = train_steps(&mut trainer, &mut window, &mut logs, games.path(), 5, &mut rng, &bar).unwrap_err();
+    let err = train_steps(&mut trainer, &mut window, &mut logs, GamesSource::folder(games.path()), 5, &mut rng, &bar)
+        .unwrap_err();
     let err = format!("{err:#}");
     assert!(err.contains("training step 1: the loss is not finite"), "{err}");
     assert_eq!(trainer.step, 0, "the failed step is not counted");
@@ -467,6 +469,28 @@ fn a_shard_arriving_late_is_new_to_a_resumed_window() {
     let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
     assert_eq!(resumed.total_samples, full.total_samples, "the late file's samples counted, the others not again");
     assert_eq!(report.files, 3);
+}
+
+/// A resumed window whose first look finds its folder empty (a trainer on a
+/// new machine whose store had not answered yet) does not count the
+/// checkpoint's files again when they arrive: it reads them as old ones.
+#[test]
+fn counted_files_arriving_after_the_first_look_are_not_counted_again() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in [1, 2] {
+        play(dir.path(), 2, seed, &format!("w{seed}"));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let mut before = Window::new(&tiny());
+    before.load_new(dir.path(), |_| 100_000).unwrap();
+
+    let mut resumed = Window::resume(&tiny(), before.total_samples, before.cursor.clone(), before.recent());
+    let empty = tempfile::tempdir().unwrap();
+    resumed.load_new(empty.path(), |_| 100_000).unwrap();
+    assert!(resumed.is_empty());
+    let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
+    assert_eq!(resumed.total_samples, before.total_samples, "the checkpoint's files are not counted twice");
+    assert_eq!((report.files, resumed.len()), (2, before.len()), "read into the window, which had room");
 }
 
 /// The trainer beside self-play waits when it has drawn `max_reuse` samples
