@@ -7,4 +7,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-torch.sh
-ENGINE_LINES="${1:-100000}" cargo test --locked --test engine_load -- --nocapture 2>&1 | grep -E "lines,|test result|panicked"
+ENGINE_LINES="${1:-100000}" cargo test --locked --test integration -- engine_load:: --nocapture 2>&1 | grep -E "lines,|test result|panicked"

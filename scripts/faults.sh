@@ -13,5 +13,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "faults.sh: run as root (it mounts a tmpfs and a read-only folder)" >&2; exit 1; }
 scripts/setup-torch.sh
-FAULT_KILLS="${1:-50}" cargo test --locked --test faults -- --include-ignored --nocapture --test-threads 1 2>&1 \
+FAULT_KILLS="${1:-50}" cargo test --locked --test integration -- faults:: --include-ignored --nocapture --test-threads 1 2>&1 \
     | grep -E "kills survived|full disk|read-only|^test |test result|panicked"

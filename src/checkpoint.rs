@@ -97,6 +97,8 @@ impl CheckpointMeta {
             return Err(Incompatible(why).into());
         }
         let meta: CheckpointMeta = serde_json::from_str(text).context("not a checkpoint description")?;
+        // A shape out of bounds would make LibTorch allocate without limit.
+        meta.network.validate().context("the description's network shape")?;
         if meta.encoding_version != ENCODING_VERSION {
             let why = format!("encoding version {} (this program uses {ENCODING_VERSION})", meta.encoding_version);
             return Err(Incompatible(why).into());
@@ -180,6 +182,8 @@ pub fn best_checkpoint(dir: &Path) -> Result<Option<PathBuf>> {
     };
     let best: Best =
         serde_json::from_str(&text).with_context(|| format!("{}: not a best-checkpoint file", path.display()))?;
+    check_file_name(&best.checkpoint).with_context(|| path.display().to_string())?;
+    anyhow::ensure!(best.checkpoint.ends_with(".safetensors"), "{} names no weights file", path.display());
     let weights = dir.join(&best.checkpoint);
     anyhow::ensure!(weights.is_file(), "{} names {}, which does not exist", path.display(), weights.display());
     Ok(Some(weights))
@@ -189,6 +193,21 @@ pub fn best_checkpoint(dir: &Path) -> Result<Option<PathBuf>> {
 pub fn set_best_checkpoint(dir: &Path, weights: &Path) -> Result<()> {
     let checkpoint = weights.file_name().context("a checkpoint has a file name")?.to_string_lossy().into_owned();
     crate::durable::write_atomic(&dir.join(BEST_FILE), serde_json::to_string(&Best { checkpoint })?.as_bytes())
+}
+
+/// Accepts only the names the trainer gives a checkpoint's files,
+/// `step-NNNNNNNN.json`, `.optim` or `.safetensors` (eight digits or more):
+/// a name read from a store or a file becomes a local path only if it
+/// passes, so that it cannot reach outside its folder.
+pub fn check_file_name(name: &str) -> Result<()> {
+    let stem_ext = name.strip_prefix("step-").and_then(|rest| rest.split_once('.'));
+    let fits = stem_ext.is_some_and(|(digits, ext)| {
+        digits.len() >= 8
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && ["json", "optim", "safetensors"].contains(&ext)
+    });
+    anyhow::ensure!(fits, "{name:?} is not the name of a checkpoint file (step-NNNNNNNN.json, .optim or .safetensors)");
+    Ok(())
 }
 
 /// The step of a checkpoint weights file named `step-NNNNNNNN.safetensors`.
@@ -263,9 +282,23 @@ pub struct RemoteModels {
     pub store: crate::store::Store,
     pub cache: PathBuf,
     last: std::sync::Mutex<Option<(std::time::Instant, Option<PathBuf>)>>,
+    /// The `latest.json` last downloaded, and its local weights.
+    downloaded: std::sync::Mutex<Option<(crate::store::Latest, PathBuf)>>,
 }
 
 impl RemoteModels {
+    /// The local weights of `latest`, downloaded unless they were for the
+    /// same `latest.json` last time.
+    fn download(&self, latest: crate::store::Latest) -> Result<PathBuf> {
+        let mut downloaded = self.downloaded.lock().expect("no panic while downloading");
+        if let Some((_, weights)) = downloaded.as_ref().filter(|(seen, _)| *seen == latest) {
+            return Ok(weights.clone());
+        }
+        let weights = self.store.download_checkpoint("", &latest, &self.cache, false)?;
+        *downloaded = Some((latest, weights.clone()));
+        Ok(weights)
+    }
+
     fn current(&self) -> Result<Option<PathBuf>> {
         let mut last = self.last.lock().expect("no panic while polling");
         if let Some((at, weights)) = last.as_ref() {
@@ -274,7 +307,7 @@ impl RemoteModels {
             }
         }
         let newest = self.store.latest("").and_then(|latest| match latest {
-            Some(latest) => Ok(Some(self.store.download_checkpoint("", &latest, &self.cache)?)),
+            Some(latest) => Ok(Some(self.download(latest)?)),
             None => Ok(None),
         });
         let weights = match (newest, last.take()) {
@@ -298,13 +331,18 @@ impl ModelSource {
             Some(p) if crate::store::is_url(&p.to_string_lossy()) => {
                 let url = p.to_string_lossy();
                 let cache = crate::store::local_cache(&url, "models");
-                let store = crate::store::Store::open(&url)?;
-                ModelSource::Store(std::sync::Arc::new(RemoteModels { store, cache, last: Default::default() }))
+                ModelSource::remote(crate::store::Store::open(&url)?, cache)
             }
             Some(p) if p.is_dir() => ModelSource::Folder(p.to_path_buf()),
             Some(p) if p.is_file() => ModelSource::File(p.to_path_buf()),
             Some(p) => bail!("model {} does not exist", p.display()),
         })
+    }
+
+    /// The checkpoints that `store`'s `latest.json` names, downloaded into `cache`.
+    pub fn remote(store: crate::store::Store, cache: PathBuf) -> ModelSource {
+        let models = RemoteModels { store, cache, last: Default::default(), downloaded: Default::default() };
+        ModelSource::Store(std::sync::Arc::new(models))
     }
 
     /// Whether newer checkpoints may appear (a folder, or a store).
@@ -395,5 +433,61 @@ mod tests {
         std::fs::write(dir.path().join("w.json"), r#"{"step": 1}"#).unwrap();
         let err = format!("{:#}", load_checkpoint(&weights, Device::Cpu).err().unwrap());
         assert!(err.contains("not a checkpoint description"), "{err}");
+    }
+
+    #[test]
+    fn only_the_trainers_checkpoint_names_become_paths() {
+        for good in ["step-00000010.safetensors", "step-00000010.json", "step-123456789.optim"] {
+            check_file_name(good).unwrap();
+        }
+        for bad in [
+            "/home/u/.bashrc",
+            "a/../../x",
+            "../step-00000010.json",
+            "step-00000010.safetensors/../../x",
+            "step-0001.json",
+            "step-00000010.sh",
+            "step-0000001x.json",
+            "",
+        ] {
+            let err = format!("{:#}", check_file_name(bad).unwrap_err());
+            assert!(err.contains("is not the name of a checkpoint file"), "{bad}: {err}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(BEST_FILE), r#"{"checkpoint": "../../etc/passwd"}"#).unwrap();
+        let err = format!("{:#}", best_checkpoint(dir.path()).unwrap_err());
+        assert!(err.contains("best.json: \"../../etc/passwd\" is not the name of a checkpoint file"), "{err}");
+    }
+
+    /// A description asking for a huge (or empty) network is refused before
+    /// LibTorch allocates anything.
+    #[test]
+    fn a_description_with_a_network_shape_out_of_bounds_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let weights = dir.path().join("step-00000001.safetensors");
+        std::fs::write(&weights, b"w").unwrap();
+        let shapes = [
+            (1_000_000, 64, "network.blocks = 1000000"),
+            (0, 64, "network.blocks = 0"),
+            (4, 1 << 40, "network.channels"),
+        ];
+        for (blocks, channels, named) in shapes {
+            let meta = CheckpointMeta {
+                format: CHECKPOINT_FORMAT,
+                step: 1,
+                samples_seen: 0,
+                encoding_version: ENCODING_VERSION,
+                network: NetConfig { blocks, channels, value_hidden: 32, value_pooling: false, aux_targets: false },
+                variant: Some(Variant::Standard),
+                samples_read: None,
+                games_cursor: None,
+                games_recent: Vec::new(),
+                config: serde_json::Value::Null,
+            };
+            std::fs::write(weights.with_extension("json"), serde_json::to_string(&meta).unwrap()).unwrap();
+            let err = format!("{:#}", load_checkpoint(&weights, Device::Cpu).err().unwrap());
+            assert!(err.contains("the description's network shape") && err.contains(named), "{err}");
+            assert!(!is_incompatible(&load_checkpoint(&weights, Device::Cpu).err().unwrap()));
+        }
     }
 }

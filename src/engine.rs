@@ -139,18 +139,17 @@ impl Engine {
     }
 
     /// Answers commands from `input` until `quit` or the end of the input.
-    pub fn serve(&mut self, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
-        for line in input.lines() {
-            let line = match line {
-                Ok(line) => line,
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                    writeln!(output, "error: the line is not UTF-8")?;
-                    output.flush()?;
-                    continue;
-                }
-                Err(e) => return Err(e),
+    /// A line longer than [`MAX_LINE`] bytes, or not UTF-8, gets an error
+    /// reply and the engine goes on.
+    pub fn serve(&mut self, mut input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+        let mut bytes = Vec::new();
+        while let Some(fits) = read_line_within(&mut input, &mut bytes, MAX_LINE)? {
+            let answer = match (fits, std::str::from_utf8(&bytes)) {
+                (false, _) => error(format!("the line is longer than {MAX_LINE} bytes")),
+                (true, Err(_)) => error("the line is not UTF-8"),
+                (true, Ok(line)) => self.handle(line),
             };
-            if let Some(r) = self.handle(&line) {
+            if let Some(r) = answer {
                 writeln!(output, "{}", r.text)?;
                 output.flush()?;
                 if r.quit {
@@ -159,6 +158,36 @@ impl Engine {
             }
         }
         Ok(())
+    }
+}
+
+/// The longest command line the engine reads: far above any real one (a
+/// `position` or `play` line of a long game is a few kB).
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Reads the next line of `input` into `line` (without its line break),
+/// keeping at most `max` bytes: `None` at the end of the input, else
+/// whether the whole line fitted (the rest of a longer one is read past).
+fn read_line_within(input: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> std::io::Result<Option<bool>> {
+    line.clear();
+    let (mut fits, mut read_any) = (true, false);
+    loop {
+        let buffer = input.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(read_any.then_some(fits));
+        }
+        read_any = true;
+        let end = buffer.iter().position(|&b| b == b'\n');
+        let part = &buffer[..end.unwrap_or(buffer.len())];
+        fits &= line.len() + part.len() <= max;
+        if fits {
+            line.extend_from_slice(part);
+        }
+        let used = end.map_or(buffer.len(), |end| end + 1);
+        input.consume(used);
+        if end.is_some() {
+            return Ok(Some(fits));
+        }
     }
 }
 
@@ -241,6 +270,28 @@ mod tests {
         assert!(lines[1].starts_with("error: "));
         assert_eq!(lines[2], "ok");
         assert!(lines[3].starts_with("error: unknown command"));
+        assert_eq!(lines[4], "bye");
+    }
+
+    /// A line past the bound is refused with an error reply, without being
+    /// kept in memory, and the next command is answered.
+    #[test]
+    fn a_line_past_the_bound_is_an_error_and_the_engine_goes_on() {
+        let mut e = engine();
+        let mut input = b"play b1-b2\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', MAX_LINE + 1));
+        input.extend_from_slice(b"\nplay ");
+        input.extend(std::iter::repeat_n(b'y', MAX_LINE - 5));
+        input.extend_from_slice(b"\nlegal\nquit");
+        let mut out = Vec::new();
+        e.serve(std::io::BufReader::with_capacity(4096, &input[..]), &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 5, "{}", &out[..out.len().min(2000)]);
+        assert_eq!(lines[0], "ok");
+        assert_eq!(lines[1], format!("error: the line is longer than {MAX_LINE} bytes"));
+        assert!(lines[2].starts_with("error: ") && !lines[2].contains("longer"), "a line of exactly the bound is read");
+        assert!(lines[3].starts_with("legal "));
         assert_eq!(lines[4], "bye");
     }
 }

@@ -144,7 +144,25 @@ impl GameFile {
             if sample.ply >= self.actions.len() {
                 bail!("a sample at ply {} is past the game's {} actions", sample.ply, self.actions.len());
             }
+            sample.check().with_context(|| format!("the sample at ply {}", sample.ply))?;
         }
+        Ok(())
+    }
+}
+
+impl Sample {
+    /// The targets training may use: a finite root value in [-1, 1] and a
+    /// policy that is a distribution (finite, non-negative shares summing
+    /// to 1), so that no sample can make the loss non-finite. Whether its
+    /// actions are legal is checked where the game is replayed for training.
+    fn check(&self) -> Result<()> {
+        let value = self.root_value;
+        anyhow::ensure!(value.is_finite() && value.abs() <= 1.0 + 1e-4, "root_value {value} is outside [-1, 1]");
+        if let Some((action, p)) = self.policy.iter().find(|(_, p)| !(p.is_finite() && **p >= 0.0)) {
+            bail!("the policy gives {action} {p}, not a share");
+        }
+        let sum: f64 = self.policy.values().map(|&p| p as f64).sum();
+        anyhow::ensure!((sum - 1.0).abs() <= 1e-3, "the policy sums to {sum}, not 1");
         Ok(())
     }
 }

@@ -1,7 +1,7 @@
 //! GIPF: an AlphaZero-style training system built on the LibTorch-free
 //! core (`gipf-core`: `rules`, `encoding`, `search`, the baseline players),
 //! re-exported here. Modules in dependency order: the core ← `net` ←
-//! `config`, `durable`, `games` ← `shards`, `store`, `checkpoint` ← `selfplay`, `train`,
+//! `config`, `durable`, `games` ← `shards`, `store`, `checkpoint`, `lease` ← `selfplay`, `train`,
 //! `players` ← `arena`, `engine`, `export`, `bench`.
 
 pub use gipf_core::{encoding, rules, search};
@@ -17,6 +17,7 @@ pub mod durable;
 pub mod engine;
 pub mod export;
 pub mod games;
+pub mod lease;
 pub mod selfplay;
 pub mod shards;
 pub mod store;

@@ -9,7 +9,7 @@
 //! `game-*.json` file a game; those stay readable and count as older than
 //! every shard.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -98,7 +98,7 @@ pub fn read(file: &GamesFile) -> Result<FileGames> {
 /// Reads a shard's bytes: zstd-compressed JSON lines, one game each. Bad
 /// lines are reported (`line N: reason`) and left out.
 pub fn parse(bytes: &[u8]) -> Result<FileGames> {
-    let text = zstd::decode_all(bytes).context("not a zstd-compressed shard, or cut short")?;
+    let text = decompress(bytes, MAX_SHARD_BYTES)?;
     let text = String::from_utf8(text).context("not UTF-8 text")?;
     let mut out = FileGames::default();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
@@ -108,6 +108,21 @@ pub fn parse(bytes: &[u8]) -> Result<FileGames> {
         }
     }
     Ok(out)
+}
+
+/// The most a shard may hold decompressed: far above any real shard (a
+/// game of self-play takes a few hundred kB of JSON at most, so `gpu.toml`'s
+/// 256-game shards stay under 100 MB), and a bound on what a small hostile
+/// shard can make this process allocate.
+pub const MAX_SHARD_BYTES: u64 = 1 << 30;
+
+/// `bytes` decompressed, refused past `limit` bytes.
+fn decompress(bytes: &[u8], limit: u64) -> Result<Vec<u8>> {
+    let decoder = zstd::Decoder::new(bytes).context("not a zstd-compressed shard")?;
+    let mut text = Vec::new();
+    decoder.take(limit + 1).read_to_end(&mut text).context("not a zstd-compressed shard, or cut short")?;
+    anyhow::ensure!(text.len() as u64 <= limit, "decompresses to more than {limit} bytes, the most a shard may hold");
+    Ok(text)
 }
 
 /// Every game in `dir`, oldest first; any unreadable file or game is an error.
@@ -239,5 +254,25 @@ impl ShardWriter {
     /// Shards written so far.
     pub fn shards(&self) -> u64 {
         self.written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small shard that expands past the bound is refused without
+    /// decompressing more than the bound.
+    #[test]
+    fn a_shard_decompressing_past_the_bound_is_refused() {
+        let limit = 1 << 20;
+        let bomb = zstd::encode_all(&vec![b' '; 64 << 20][..], 3).unwrap();
+        assert!(bomb.len() < 16 << 10, "{} bytes", bomb.len());
+        let err = format!("{:#}", decompress(&bomb, limit).unwrap_err());
+        assert!(err.contains("decompresses to more than 1048576 bytes"), "{err}");
+        let fits = zstd::encode_all(&vec![b' '; limit as usize][..], 1).unwrap();
+        assert_eq!(decompress(&fits, limit).unwrap().len(), limit as usize);
+        let err = format!("{:#}", parse(b"not zstd").unwrap_err());
+        assert!(err.contains("not a zstd-compressed shard"), "{err}");
     }
 }

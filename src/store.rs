@@ -229,6 +229,17 @@ impl Store {
         Ok(())
     }
 
+    /// Removes `name` (nothing happens when there is no such object).
+    pub fn delete(&self, name: &str) -> Result<()> {
+        let key = self.key(name);
+        self.runtime.block_on(async {
+            match self.store.delete(&key).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                Err(e) => Err(e).with_context(|| format!("cannot remove {}", self.url(name))),
+            }
+        })
+    }
+
     /// Uploads every shard in the local `outbox` to `folder` (create-only:
     /// a shard already stored, by an earlier try whose answer was lost, is
     /// not written twice) and removes each once stored. Returns the shards
@@ -315,15 +326,24 @@ impl Store {
     }
 
     /// Makes the checkpoint `latest` present in the local folder `cache`:
-    /// each file downloaded under a temporary name, checked against its
-    /// sha256 and renamed, the weights last. Returns the local weights path.
-    pub fn download_checkpoint(&self, folder: &str, latest: &Latest, cache: &Path) -> Result<PathBuf> {
+    /// each file downloaded, checked against its sha256 and written
+    /// atomically, the weights last; without `optimizer`, the optimizer
+    /// state stays in the store (self-play never reads it). Weights already
+    /// cached are kept only while their sha256 is `latest.json`'s (a trainer
+    /// rolled back to an earlier checkpoint reuses step names). Returns the
+    /// local weights path.
+    pub fn download_checkpoint(&self, folder: &str, latest: &Latest, cache: &Path, optimizer: bool) -> Result<PathBuf> {
+        latest.check().with_context(|| self.url(&join(folder, LATEST_FILE)))?;
         std::fs::create_dir_all(cache).with_context(|| format!("cannot create {}", cache.display()))?;
         let weights = cache.join(&latest.weights);
-        if weights.is_file() {
-            return Ok(weights);
+        match std::fs::read(&weights) {
+            Ok(bytes) if sha256_hex(&bytes) == latest.sha256[&latest.weights] => return Ok(weights),
+            Ok(_) => tracing::info!("{}: differs from {}; downloading it again", weights.display(), LATEST_FILE),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", weights.display())),
         }
-        let mut names: Vec<&String> = latest.sha256.keys().collect();
+        let mut names: Vec<&String> =
+            latest.sha256.keys().filter(|name| optimizer || !name.ends_with(".optim")).collect();
         names.sort_by_key(|n| (**n == latest.weights, n.to_string()));
         for name in names {
             let key = join(folder, name);
@@ -336,6 +356,23 @@ impl Store {
             write_atomic(&cache.join(name), &bytes)?;
         }
         Ok(weights)
+    }
+}
+
+impl Latest {
+    /// Checks what a store's `latest.json` says before any of it becomes a
+    /// local path: only the trainer's checkpoint file names, the weights
+    /// among them.
+    pub fn check(&self) -> Result<()> {
+        for name in self.sha256.keys() {
+            crate::checkpoint::check_file_name(name)?;
+        }
+        anyhow::ensure!(
+            self.weights.ends_with(".safetensors") && self.sha256.contains_key(&self.weights),
+            "the weights {:?} are not among its files with a sha256",
+            self.weights
+        );
+        Ok(())
     }
 }
 
@@ -361,7 +398,7 @@ pub fn fetch_checkpoint(url: &str) -> Result<PathBuf> {
             let latest = store
                 .latest("")?
                 .with_context(|| format!("{url}: no {LATEST_FILE}, so no checkpoint published there yet"))?;
-            store.download_checkpoint("", &latest, &local_cache(url, "models"))
+            store.download_checkpoint("", &latest, &local_cache(url, "models"), false)
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The engine against the slow reference implementation: thousands of random
 //! games, compared state by state and legal action by legal action.
 
-mod common;
-mod reference;
+use crate::common;
+use crate::reference;
 
 use gipf::rules::{Color, Phase, Position, Setup, StateJson, Variant};
 use rand::rngs::SmallRng;

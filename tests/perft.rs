@@ -1,8 +1,7 @@
 //! Pinned counts of action sequences (perft), from each variant's start and
 //! from positions full of rows, checked against the slow reference.
 
-mod common;
-mod reference;
+use crate::reference;
 
 use gipf::rules::{perft, Position, Setup, Variant};
 

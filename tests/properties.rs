@@ -2,7 +2,7 @@
 //! conserved, the legal actions are exactly the accepted ones, the rules
 //! commute with the 12 board symmetries, and games end.
 
-mod common;
+use crate::common;
 
 use gipf::rules::{Action, Bitboard, Color, Position, Push, Setup, Symmetry, Variant, NUM_PUSHES};
 use proptest::prelude::*;

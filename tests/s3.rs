@@ -3,8 +3,7 @@
 //! mid-run, a corrupt object, wrong credentials. Each test has its own
 //! server; the commands get its settings through their environment.
 
-#[path = "common/s3.rs"]
-mod s3;
+use crate::common::s3;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -163,4 +162,101 @@ fn wrong_credentials_are_a_clear_error_at_start() {
         assert!(text.contains(&format!("{url}: the store refused the credentials")), "{args:?}: {text}");
     }
     assert!(!local_run(&cache, &url).join("models").exists(), "nothing started");
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Stores `files` under `models` with a `latest.json` naming them (the
+/// weights as given), as a trainer (or whoever holds the credentials) would.
+fn publish(models: &gipf::store::Store, files: &[(&str, &[u8])], weights: &str) -> gipf::store::Latest {
+    let sha256 = files.iter().map(|(name, bytes)| (name.to_string(), sha256(bytes))).collect();
+    for (name, bytes) in files {
+        models.put(name, bytes.to_vec()).unwrap();
+    }
+    let latest = gipf::store::Latest { step: 1, weights: weights.into(), sha256 };
+    models.put("latest.json", serde_json::to_vec(&latest).unwrap()).unwrap();
+    latest
+}
+
+/// Names in `latest.json` become local paths only when they are the
+/// trainer's own checkpoint names; a cached checkpoint whose weights differ
+/// from `latest.json` (a trainer rolled back, reusing the step's name) is
+/// downloaded again; self-play leaves the optimizer state in the store.
+#[test]
+fn latest_json_reaches_no_file_outside_the_cache_and_stale_weights_are_replaced() {
+    let server = S3Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let models = server.store(&format!("s3://{BUCKET}/runs/names/models"));
+    let outside = dir.path().join("outside");
+    for hostile in [outside.to_str().unwrap().to_string(), "a/../../outside".to_string()] {
+        // Named as the weights, or beside good weights; the store need not
+        // even hold such objects: the names are refused before any download.
+        let named = |weights: &str| {
+            let sha256 = [(hostile.clone(), sha256(b"x")), ("step-00000001.safetensors".into(), sha256(b"w"))];
+            gipf::store::Latest { step: 1, weights: weights.into(), sha256: sha256.into_iter().collect() }
+        };
+        for latest in [named(&hostile), named("step-00000001.safetensors")] {
+            let err = format!("{:#}", models.download_checkpoint("", &latest, &cache, false).unwrap_err());
+            assert!(err.contains("latest.json") && err.contains("is not the name of a checkpoint file"), "{err}");
+        }
+    }
+    assert!(!outside.exists() && !dir.path().join("cache/../outside").exists(), "nothing written outside");
+
+    let files = |w: &'static [u8]| {
+        [("step-00000001.json", &b"{}"[..]), ("step-00000001.optim", b"o"), ("step-00000001.safetensors", w)]
+    };
+    let latest = publish(&models, &files(b"first"), "step-00000001.safetensors");
+    let weights = models.download_checkpoint("", &latest, &cache, false).unwrap();
+    assert_eq!(std::fs::read(&weights).unwrap(), b"first");
+    assert!(!cache.join("step-00000001.optim").exists(), "self-play leaves the optimizer state");
+    let latest = publish(&models, &files(b"rolled back"), "step-00000001.safetensors");
+    let weights = models.download_checkpoint("", &latest, &cache, true).unwrap();
+    assert_eq!(std::fs::read(&weights).unwrap(), b"rolled back", "stale cached weights replaced");
+    assert_eq!(std::fs::read(cache.join("step-00000001.optim")).unwrap(), b"o", "the trainer takes it");
+}
+
+/// One trainer per run: a second refuses to start while the first's lease
+/// is fresh (the `gipf loop` command too, before any work), a stale lease (a
+/// killed trainer's) is taken over, a trainer whose lease was taken over
+/// finds out, and a lease given back is gone from the store.
+#[test]
+fn a_second_trainer_on_a_run_is_refused_and_a_stale_lease_is_taken_over() {
+    use gipf::lease::{Lease, LEASE_FILE, STALE};
+    use std::sync::Arc;
+    let server = S3Server::start();
+    let url = format!("s3://{BUCKET}/runs/lease");
+    let root = Arc::new(server.store(&url));
+    let write = |owner: &str, age: Duration| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        let record = serde_json::json!({"owner": owner, "heartbeat_ms": (now - age).as_millis() as u64});
+        root.put(LEASE_FILE, record.to_string().into_bytes()).unwrap();
+    };
+    let first = Lease::take(root.clone(), "first").unwrap();
+    let err = format!("{:#}", Lease::take(root.clone(), "second").err().unwrap());
+    assert!(err.contains("another trainer (first) holds this run"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let (cache, config) = (dir.path().join("cache"), config(dir.path()));
+    let (out, text) = output(gipf(&server, &cache, &["loop", "--config", config.to_str().unwrap(), "--run", &url]));
+    assert!(!out.status.success() && text.contains("another trainer (first) holds this run"), "{text}");
+    assert!(server.store(&format!("{url}/models")).list("").unwrap().is_empty(), "nothing published");
+    drop(first);
+    assert_eq!(root.get(LEASE_FILE).unwrap(), None, "given back");
+
+    write("killed", STALE + Duration::from_secs(1));
+    let second = Lease::take_renewing(root.clone(), "second", Duration::from_millis(200)).unwrap();
+    second.check().unwrap();
+    write("third", Duration::ZERO);
+    let start = Instant::now();
+    while second.check().is_ok() {
+        assert!(start.elapsed() < Duration::from_secs(10), "the loss of the lease was not noticed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let err = format!("{:#}", second.check().unwrap_err());
+    assert!(err.contains("the lease was taken over by third"), "{err}");
+    drop(second);
+    assert!(root.get(LEASE_FILE).unwrap().is_some(), "the third trainer's lease is left alone");
 }

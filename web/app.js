@@ -197,10 +197,20 @@ async function play(action) {
     await opponentTurn();
 }
 
+/** The most each opponent's strength may be (the engine refuses more). */
+const MAX_STRENGTH = { model: 100000, uct: 100000, alphabeta: 5 };
+
+/** The strength typed, brought within 1 and the opponent's most. */
+function strength() {
+    const max = MAX_STRENGTH[$("opponent").value] || 1;
+    const n = Math.min(max, Math.max(1, parseInt($("strength").value, 10) || 1));
+    $("strength").value = n;
+    return n;
+}
+
 function opponentSpec() {
     const kind = $("opponent").value;
-    const n = Math.max(1, parseInt($("strength").value, 10) || 1);
-    return kind === "uct" || kind === "alphabeta" ? `${kind}:${n}` : kind;
+    return kind === "uct" || kind === "alphabeta" ? `${kind}:${strength()}` : kind;
 }
 
 function showThinking(answer) {
@@ -219,7 +229,7 @@ async function opponentTurn() {
         render();
         let answer;
         if ($("opponent").value === "model") {
-            const simulations = Math.max(1, parseInt($("strength").value, 10) || 1);
+            const simulations = strength();
             answer = await ask({ cmd: "model_move", simulations, search: SEARCH });
             if (answer.done) showThinking(answer);
         } else {
@@ -298,13 +308,14 @@ async function undo() {
 
 function strengthHelp() {
     const help = {
-        model: "simulations per action",
-        uct: "random playouts per action",
-        alphabeta: "depth in pushes (1 to 32)",
+        model: "simulations per action (1 to 100000)",
+        uct: "random playouts per action (1 to 100000)",
+        alphabeta: "depth in pushes (1 to 5)",
         greedy: "(no setting)",
         random: "(no setting)",
     };
     $("strength-help").textContent = help[$("opponent").value];
+    $("strength").max = MAX_STRENGTH[$("opponent").value] || 1;
     if ($("opponent").value === "alphabeta") $("strength").value = 2;
     if ($("opponent").value === "uct") $("strength").value = 1000;
     if ($("opponent").value === "model") $("strength").value = 64;

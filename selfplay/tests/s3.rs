@@ -3,8 +3,7 @@
 //! half-written is ever stored and its next start uploads what it left; with
 //! the server stopped and restarted, it plays on and loses nothing.
 
-#[path = "../../tests/common/s3.rs"]
-mod s3;
+use crate::s3_server as s3;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -136,6 +136,7 @@ pub struct Window {
 }
 
 /// A minibatch as flat arrays, ready for tensors.
+#[derive(Clone)]
 pub struct Batch {
     pub size: usize,
     pub input: Vec<f32>,

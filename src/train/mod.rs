@@ -264,8 +264,8 @@ impl Trainer {
         }
     }
 
-    /// One SGD step on `batch`. A loss that is not finite is an error, and
-    /// the weights are left as they were.
+    /// One SGD step on `batch`. A loss that is not finite is a
+    /// [`NonFiniteLoss`] error, and the weights are left as they were.
     pub fn train_step(&mut self, batch: &Batch) -> Result<StepStats> {
         let device = self.network.device();
         let n = batch.size as i64;
@@ -293,13 +293,8 @@ impl Trainer {
             None => None,
         };
         if !loss.double_value(&[]).is_finite() {
-            bail!(
-                "training step {}: the loss is not finite (policy {}, value {}); stopped before changing the \
-                 weights, so the newest checkpoint is the last good one (a lower train.learning_rate may help)",
-                self.step + 1,
-                policy_loss.double_value(&[]),
-                value_loss.double_value(&[])
-            );
+            let (policy, value) = (policy_loss.double_value(&[]), value_loss.double_value(&[]));
+            return Err(NonFiniteLoss { step: self.step + 1, policy, value }.into());
         }
 
         for (_, var) in trainable(&self.network).iter_mut() {
@@ -345,6 +340,23 @@ impl Trainer {
     }
 }
 
+/// A training step whose loss was not finite, taken no further.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "training step {step}: the loss is not finite (policy {policy}, value {value}); the weights were left as they were"
+)]
+pub struct NonFiniteLoss {
+    pub step: u64,
+    pub policy: f64,
+    pub value: f64,
+}
+
+/// Batches in a row whose loss is not finite before training stops: one
+/// such batch is skipped, a run of them means the weights themselves are
+/// bad, and the newest checkpoint (never a non-finite one) is the last good
+/// state to resume from.
+pub const MAX_NON_FINITE_IN_A_ROW: u32 = 20;
+
 /// The prefix of the trained weights' names in the `.optim` file.
 const TRAINED: &str = "trained/";
 
@@ -381,6 +393,10 @@ pub fn window_size(config: &Config, total: u64) -> usize {
 pub struct Logs {
     writer: Option<SummaryWriter>,
     dir: PathBuf,
+    /// Games refused as unreadable or invalid since this process started.
+    skipped_games: u64,
+    /// Batches skipped for a non-finite loss since this process started.
+    skipped_batches: u64,
 }
 
 impl Logs {
@@ -388,7 +404,7 @@ impl Logs {
     pub fn new(dir: &Path) -> Result<Logs> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create logs folder {}", dir.display()))?;
         crate::durable::check_writable(dir)?;
-        Ok(Logs { writer: Some(SummaryWriter::new(dir)), dir: dir.to_path_buf() })
+        Ok(Logs { writer: Some(SummaryWriter::new(dir)), dir: dir.to_path_buf(), skipped_games: 0, skipped_batches: 0 })
     }
 
     /// Runs `f` on the TensorBoard writer unless it has failed.
@@ -441,6 +457,10 @@ impl Logs {
     }
 
     pub fn games(&mut self, step: u64, report: &LoadReport, total_games: u64, total_files: u64) {
+        if !report.skipped.is_empty() {
+            self.skipped_games += report.skipped.len() as u64;
+            self.write(&[("games/skipped", self.skipped_games as f32)], step);
+        }
         if report.games == 0 {
             return;
         }
@@ -456,6 +476,11 @@ impl Logs {
             ("games/distinct_opening_share", report.distinct_openings as f32 / n),
         ];
         self.write(&scalars, step);
+    }
+
+    fn skipped_batch(&mut self, step: u64) {
+        self.skipped_batches += 1;
+        self.write(&[("train/skipped_batches", self.skipped_batches as f32)], step);
     }
 
     pub fn flush(&mut self) {
@@ -555,6 +580,7 @@ pub fn train_steps(
     let window: &Window = window;
     let batch_size = config.train.batch_size;
     let mut batch_rng = rand::rngs::SmallRng::seed_from_u64(rng.random());
+    let mut done = 0;
     std::thread::scope(|scope| -> Result<()> {
         let (sender, batches) = std::sync::mpsc::sync_channel(2);
         scope.spawn(move || {
@@ -564,10 +590,27 @@ pub fn train_steps(
                 }
             }
         });
+        let mut in_a_row = 0;
         for _ in 0..take {
             let batch: Batch = batches.recv().context("the batch thread stopped")?;
             let start = Instant::now();
-            let stats = trainer.train_step(&batch)?;
+            let stats = match trainer.train_step(&batch) {
+                Err(e) if e.is::<NonFiniteLoss>() && in_a_row + 1 < MAX_NON_FINITE_IN_A_ROW => {
+                    in_a_row += 1;
+                    tracing::warn!("{e:#}: batch skipped ({in_a_row} in a row)");
+                    logs.skipped_batch(trainer.step);
+                    continue;
+                }
+                Err(e) if e.is::<NonFiniteLoss>() => {
+                    return Err(e.context(format!(
+                        "{MAX_NON_FINITE_IN_A_ROW} batches in a row; stopped, so the newest checkpoint is the last \
+                         good one (a lower train.learning_rate may help)"
+                    )));
+                }
+                stats => stats?,
+            };
+            in_a_row = 0;
+            done += 1;
             let rate = batch.size as f64 / start.elapsed().as_secs_f64();
             logs.step(trainer.step, &stats, rate, window.len());
             bar.inc(1);
@@ -580,5 +623,5 @@ pub fn train_steps(
     })?;
     logs.flush();
     let wait = (take < steps).then_some(Wait::Reuse { drawn: trainer.samples_seen, read: window.total_samples });
-    Ok(Trained { steps: take, wait })
+    Ok(Trained { steps: done, wait })
 }

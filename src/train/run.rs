@@ -17,6 +17,7 @@ use super::{train_steps, Logs, RunDir, Trainer, Wait};
 use crate::arena;
 use crate::checkpoint::{newest_checkpoint, prune, read_meta, ModelSource};
 use crate::config::Config;
+use crate::lease::Lease;
 use crate::selfplay::{self, RunOptions};
 use crate::store::Store;
 
@@ -38,16 +39,20 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
     for dir in [run.games(), run.models(), run.logs()] {
         std::fs::create_dir_all(&dir)?;
     }
+    let mut unpublished = Unpublished::default();
     if let Some(store) = &run.store {
+        let owner = format!("trainer {}", crate::shards::new_worker_id());
+        // Its own client: the lease is renewed from a thread of its own.
+        let lease_store = Arc::new(Store::open(&store.url(""))?);
+        unpublished.lease = Some(Lease::take(lease_store, &owner)?);
         // A trainer on a new machine resumes from the store's newest checkpoint.
         if newest_checkpoint(&run.models())?.is_none() {
             if let Some(latest) = store.latest("models")? {
-                store.download_checkpoint("models", &latest, &run.models())?;
+                store.download_checkpoint("models", &latest, &run.models(), true)?;
             }
         }
     }
     let trainer = Trainer::resume_or_new(config, &run.models(), device, seed as i64)?;
-    let mut unpublished = Unpublished::default();
     if trainer.step == 0 {
         // The first checkpoint is the untrained network, so that self-play and
         // the arena have a fixed starting point.
@@ -59,18 +64,27 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
 
 /// The newest checkpoint not yet published to the run's object store: a
 /// failed upload (the store away) is tried again at the next save and while
-/// the trainer waits; training goes on meanwhile.
+/// the trainer waits; training goes on meanwhile. Only the holder of the
+/// run's lease publishes.
 #[derive(Default)]
-struct Unpublished(Option<(PathBuf, u64)>);
+struct Unpublished {
+    checkpoint: Option<(PathBuf, u64)>,
+    lease: Option<Lease>,
+}
 
 impl Unpublished {
-    fn publish(&mut self, run: &RunDir) {
-        if let (Some(store), Some((path, step))) = (&run.store, &self.0) {
+    /// Publishes the checkpoint; an error only when the lease was lost.
+    fn publish(&mut self, run: &RunDir) -> Result<()> {
+        if let Some(lease) = &self.lease {
+            lease.check()?;
+        }
+        if let (Some(store), Some((path, step))) = (&run.store, &self.checkpoint) {
             match store.publish_checkpoint("models", path, *step) {
-                Ok(()) => self.0 = None,
+                Ok(()) => self.checkpoint = None,
                 Err(e) => tracing::warn!("publishing {}: {e:#} (trying again later)", path.display()),
             }
         }
+        Ok(())
     }
 }
 
@@ -79,8 +93,8 @@ impl Unpublished {
 fn save(trainer: &Trainer, run: &RunDir, unpublished: &mut Unpublished) -> Result<PathBuf> {
     let path = trainer.save(&run.models())?;
     if run.store.is_some() {
-        unpublished.0 = Some((path.clone(), trainer.step));
-        unpublished.publish(run);
+        unpublished.checkpoint = Some((path.clone(), trainer.step));
+        unpublished.publish(run)?;
     }
     let t = &trainer.config.train;
     let removed = prune(&run.models(), t.keep_last, t.keep_every_steps)?;
@@ -158,16 +172,18 @@ fn train_beside_self_play(
             }
             std::thread::sleep(POLL);
             idle += POLL;
-            unpublished.publish(run);
+            unpublished.publish(run)?;
         }
     }
     bar.finish();
-    if unpublished.0.is_some() {
-        crate::store::retry_forever("publishing the last checkpoint", || {
-            unpublished.publish(run);
-            anyhow::ensure!(unpublished.0.is_none(), "not published yet");
-            Ok(())
-        });
+    // The last checkpoint is published before the trainer ends (each
+    // failure is a warning; the wait doubles up to a minute).
+    let mut wait = Duration::from_secs(1);
+    unpublished.publish(run)?;
+    while unpublished.checkpoint.is_some() {
+        std::thread::sleep(wait);
+        wait = (wait * 2).min(Duration::from_secs(60));
+        unpublished.publish(run)?;
     }
     Ok(())
 }

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod s3;
+
 use gipf::rules::{lines, BoardEntries, Color, PerColor, Point, Setup, Variant};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;

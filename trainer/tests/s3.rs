@@ -9,12 +9,11 @@ use gipf::checkpoint::ModelSource;
 use gipf::config::Config;
 use gipf::games::GameFile;
 use gipf::selfplay::{run, RunOptions};
-use gipf::store::{ShardFeed, Store};
+use gipf::store::ShardFeed;
 use gipf::train::data::{game_samples, GamesSource, Targets, Window};
 use tch::Device;
 
-#[path = "../../tests/common/s3.rs"]
-mod s3;
+use crate::s3_server as s3;
 use s3::{S3Server, BUCKET};
 
 fn tiny() -> Config {
@@ -30,17 +29,13 @@ fn tiny() -> Config {
 fn two_workers_and_a_trainer_share_a_bucket() {
     let server = S3Server::start();
     let cache = tempfile::tempdir().unwrap();
-    for (name, value) in server.env() {
-        // One test in this binary: no other thread reads the environment.
-        std::env::set_var(name, value);
-    }
-    std::env::set_var("GIPF_CACHE", cache.path().join("workers"));
     let run_url = format!("s3://{BUCKET}/runs/one");
     let config_path = cache.path().join("tiny.toml");
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny.toml")).unwrap();
     std::fs::write(&config_path, text.replace("[train]", "shard_games = 2\n\n[train]")).unwrap();
     let mut trainer = Command::new(env!("CARGO_BIN_EXE_trainer"))
         .args(["--config", config_path.to_str().unwrap(), "--run", &run_url, "--device", "cpu"])
+        .envs(server.env())
         .env("GIPF_CACHE", cache.path().join("trainer"))
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(cache.path().join("trainer.log")).unwrap())
@@ -50,9 +45,10 @@ fn two_workers_and_a_trainer_share_a_bucket() {
     let newest: Vec<String> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..2u64)
             .map(|w| {
-                let (run_url, cache) = (&run_url, cache.path());
+                let (run_url, cache, server) = (&run_url, cache.path(), &server);
                 scope.spawn(move || {
-                    let model = ModelSource::from_arg(Some(Path::new(&format!("{run_url}/models")))).unwrap();
+                    let models = server.store(&format!("{run_url}/models"));
+                    let model = ModelSource::remote(models, cache.join(format!("models-{w}")));
                     let outbox = cache.join(format!("outbox-{w}"));
                     let mut newest = String::new();
                     let start = Instant::now();
@@ -70,7 +66,7 @@ fn two_workers_and_a_trainer_share_a_bucket() {
                             progress: false,
                             probe_raw: false,
                             constant_network: false,
-                            upload: Some(Store::open(&format!("{run_url}/games")).unwrap().into()),
+                            upload: Some(server.store(&format!("{run_url}/games")).into()),
                             stop: None,
                         };
                         run(options).unwrap();
@@ -95,9 +91,9 @@ fn two_workers_and_a_trainer_share_a_bucket() {
         assert!(!newest.ends_with("step-00000000.safetensors"), "a worker picked up {newest}: {log}");
     }
 
-    let games = Store::open(&format!("{run_url}/games")).unwrap();
+    let games = server.store(&format!("{run_url}/games"));
     let stored = games.list("").unwrap();
-    let latest = Store::open(&format!("{run_url}/models")).unwrap().latest("").unwrap().expect("a checkpoint");
+    let latest = server.store(&format!("{run_url}/models")).latest("").unwrap().expect("a checkpoint");
     assert!(latest.step > 0, "the trainer's steps advanced: {log}");
     let local = cache.path().join("trainer/runs").join(gipf::store::file_name_of(&run_url)).join("run");
     let read: Vec<String> = gipf::shards::list(&local.join("games")).unwrap().into_iter().map(|f| f.name).collect();
@@ -111,7 +107,7 @@ fn two_workers_and_a_trainer_share_a_bucket() {
     // The trainer's feed lists from a little before the newest shard it has
     // seen: a shard uploaded late but within the lookback is listed, one
     // named long before is left to the next full listing.
-    let mut feed = ShardFeed::new(Store::open(&format!("{run_url}/games")).unwrap().into(), "");
+    let mut feed = ShardFeed::new(server.store(&format!("{run_url}/games")).into(), "");
     assert_eq!(feed.refresh().unwrap(), stored.len());
     let newest = stored.last().unwrap().clone();
     let newest_ms: u64 = newest["shard-".len().."shard-".len() + 13].parse().unwrap();

@@ -373,19 +373,36 @@ fn a_damaged_newest_checkpoint_is_set_aside_and_the_one_before_resumed() {
     assert!(models.path().join(".damaged-step-00000010.safetensors").is_file(), "kept for a look");
 }
 
-/// A loss that is not finite stops training with a clear error before the
-/// weights change, and no checkpoint is written.
+/// A batch whose loss is not finite is skipped and the weights stay as
+/// they were; only many such batches in a row (bad weights, not a bad
+/// batch) stop training, with a clear error, and no checkpoint is written.
 #[test]
-fn a_non_finite_loss_stops_training_and_writes_no_checkpoint() {
+fn non_finite_losses_skip_their_batches_and_stop_training_only_many_in_a_row() {
     tch::set_num_threads(1);
     let run = tempfile::tempdir().unwrap();
     let games = games(2);
     let models = run.path().join("models");
     let mut config = tiny();
     config.train.min_samples = 1;
+    config.train.max_reuse = 1000.0;
     let mut trainer = Trainer::new(&config, Device::Cpu, 6);
     trainer.save(&models).unwrap();
-    // A weight poisoned with NaN makes the next loss NaN.
+    let window = window(games.path());
+    let mut batch = window.batch(8, &mut SmallRng::seed_from_u64(1));
+    let good = batch.clone();
+    batch.value[0] = f32::INFINITY;
+    let weights = |trainer: &Trainer| -> Vec<Vec<f32>> {
+        let vars = trainer.network.vs.trainable_variables();
+        vars.iter().map(|t| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()).collect()
+    };
+    let before = weights(&trainer);
+    let err = format!("{:#}", trainer.train_step(&batch).unwrap_err());
+    assert!(err.contains("training step 1: the loss is not finite"), "{err}");
+    assert!(weights(&trainer) == before, "the weights are as they were");
+    trainer.train_step(&good).unwrap();
+    assert_eq!(trainer.step, 1, "the next good batch trains");
+
+    // A weight poisoned with NaN makes every loss NaN.
     tch::no_grad(|| {
         let (_, mut var) = trainer.network.vs.variables().into_iter().find(|(n, _)| n.contains("weight")).unwrap();
         let _ = var.fill_(f64::NAN);
@@ -394,14 +411,63 @@ fn a_non_finite_loss_stops_training_and_writes_no_checkpoint() {
     let mut window = Window::default();
     let mut rng = SmallRng::seed_from_u64(6);
     let bar = indicatif::ProgressBar::hidden();
-    let err = train_steps(&mut trainer, &mut window, &mut logs, GamesSource::folder(games.path()), 5, &mut rng, &bar)
-        .unwrap_err();
-    let err = format!("{err:#}");
-    assert!(err.contains("training step 1: the loss is not finite"), "{err}");
-    assert_eq!(trainer.step, 0, "the failed step is not counted");
+    let source = GamesSource::folder(games.path());
+    let err = train_steps(&mut trainer, &mut window, &mut logs, source, 50, &mut rng, &bar).unwrap_err();
+    let err = format!("{:#}", err);
+    let limit = gipf::train::MAX_NON_FINITE_IN_A_ROW;
+    assert!(err.contains(&format!("{limit} batches in a row")) && err.contains("the loss is not finite"), "{err}");
+    assert_eq!(trainer.step, 1, "the failed steps are not counted");
     let err = format!("{:#}", trainer.save(&models).unwrap_err());
     assert!(err.contains("not finite; no checkpoint written"), "{err}");
     assert_eq!(checkpoint_steps(&models), [0]);
+}
+
+/// A game with a poisoned sample (an infinite policy share, a root value
+/// out of range) among good games is skipped with a warning naming its
+/// shard; the trainer trains on and its checkpoints advance.
+#[test]
+fn a_poisoned_game_among_good_ones_is_skipped_and_training_goes_on() {
+    tch::set_num_threads(1);
+    let run = tempfile::tempdir().unwrap();
+    let games = games(2);
+    let good = shards::read_all(games.path()).unwrap();
+    // Non-finite numbers have no JSON form (serde writes null): a hostile
+    // writer sends one out of range instead.
+    let mut lines = Vec::new();
+    for (i, poison) in [(0, -0.5), (1, 1e30), (0, 0.123456)] {
+        let mut game = good[i].clone();
+        *game.samples[0].policy.values_mut().next().unwrap() = poison;
+        lines.push(serde_json::to_string(&game).unwrap().replace("0.123456", "1e999"));
+    }
+    let mut game = good[1].clone();
+    game.samples[0].root_value = 3.0;
+    lines.push(serde_json::to_string(&game).unwrap());
+    let name = "shard-9999999999999-poison-000000.jsonl.zst";
+    let shard = zstd::encode_all(lines.join("\n").as_bytes(), 3).unwrap();
+    std::fs::write(games.path().join(name), shard).unwrap();
+
+    let mut config = tiny();
+    config.train.min_samples = 1;
+    config.train.max_reuse = 1000.0;
+    let models = run.path().join("models");
+    let mut trainer = Trainer::new(&config, Device::Cpu, 7);
+    let mut logs = Logs::new(&run.path().join("logs")).unwrap();
+    let mut window = Window::default();
+    let mut rng = SmallRng::seed_from_u64(7);
+    let bar = indicatif::ProgressBar::hidden();
+    for _ in 0..2 {
+        let source = GamesSource::folder(games.path());
+        let trained = train_steps(&mut trainer, &mut window, &mut logs, source, 3, &mut rng, &bar).unwrap();
+        assert_eq!(trained.steps, 3);
+        trainer.save(&models).unwrap();
+    }
+    assert_eq!(checkpoint_steps(&models), [3, 6]);
+    assert_eq!(window.total_games, 2, "only the good games");
+    let report = Window::default().load_new(games.path(), |_| 100_000).unwrap();
+    assert_eq!(report.skipped.len(), 4, "{:?}", report.skipped);
+    for ((path, why), expected) in report.skipped.iter().zip(["not a share", "sums to", "line 3", "outside [-1, 1]"]) {
+        assert!(path.ends_with(name) && why.contains(expected), "{why}");
+    }
 }
 
 /// A resumed window reads the games files after its checkpoint's cursor as

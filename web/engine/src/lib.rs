@@ -41,6 +41,16 @@ use serde_json::{json, Value};
 /// Floats per position in the output buffer: the logits, then the value.
 pub const OUTPUT_SIZE: usize = NUM_ACTIONS + 1;
 
+/// The bounds of a request's numbers, so that no request can exhaust the
+/// page's memory or hang it: simulations of `think` (as a config's
+/// `selfplay.simulations`), its `search.batch_size` (as a config's), the
+/// playouts of `uct:N` and the depth of `alphabeta:D` (depth 5 already takes
+/// seconds in a browser).
+pub const MAX_SIMULATIONS: u32 = 100_000;
+pub const MAX_BATCH: usize = 256;
+pub const MAX_UCT_PLAYOUTS: u32 = 100_000;
+pub const MAX_ALPHABETA_DEPTH: u32 = 5;
+
 #[derive(Deserialize)]
 #[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
 enum Request {
@@ -184,14 +194,14 @@ impl Session {
         let mut player: Box<dyn Player> = match spec {
             "random" => Box::new(RandomPlayer::new(seed)),
             "greedy" => Box::new(GreedyPlayer::new(seed)),
-            _ if spec.starts_with("uct:") => match number("uct:", 1_000_000) {
+            _ if spec.starts_with("uct:") => match number("uct:", MAX_UCT_PLAYOUTS) {
                 Some(n) => Box::new(Uct::new(n, rand::rngs::SmallRng::seed_from_u64(seed))),
-                None => return Err(format!("{spec}: expected uct:N with N from 1 to 1000000")),
+                None => return Err(format!("{spec}: expected uct:N with N from 1 to {MAX_UCT_PLAYOUTS}")),
             },
-            _ if spec.starts_with("alphabeta:") => match number("alphabeta:", 32) {
+            _ if spec.starts_with("alphabeta:") => match number("alphabeta:", MAX_ALPHABETA_DEPTH) {
                 // A depth limit reads no clock.
                 Some(d) => Box::new(AlphaBeta::new(Limit::Depth(d), || std::time::Duration::ZERO)),
-                None => return Err(format!("{spec}: expected alphabeta:D with D from 1 to 32")),
+                None => return Err(format!("{spec}: expected alphabeta:D with D from 1 to {MAX_ALPHABETA_DEPTH}")),
             },
             _ => return Err(format!("{spec}: players are random, greedy, uct:N and alphabeta:D")),
         };
@@ -203,8 +213,10 @@ impl Session {
         if self.pos.is_over() {
             return error("the game is over");
         }
-        if simulations < 1 || config.batch_size < 1 {
-            return error("simulations and search.batch_size must be positive");
+        if !(1..=MAX_SIMULATIONS).contains(&simulations) || !(1..=MAX_BATCH).contains(&config.batch_size) {
+            return error(format!(
+                "simulations must be from 1 to {MAX_SIMULATIONS} and search.batch_size from 1 to {MAX_BATCH}"
+            ));
         }
         let tree = Tree::new(self.pos);
         self.thinking = Some(Thinking { tree, run: Run::new(simulations), config, simulations, leaves: Vec::new() });
@@ -414,9 +426,27 @@ mod tests {
             let action = answer["action"].as_str().unwrap_or_else(|| panic!("{player}: {answer}"));
             assert!(ask(&mut s, json!({"cmd": "state"}))["legal"].as_array().unwrap().contains(&json!(action)));
         }
-        for bad in ["alphabeta:0", "uct:x", "minimax"] {
+        for bad in ["alphabeta:0", "alphabeta:6", "alphabeta:32", "uct:x", "uct:100001", "minimax"] {
             assert!(ask(&mut s, json!({"cmd": "baseline", "player": bad, "seed": 1}))["error"].is_string(), "{bad}");
         }
+    }
+
+    /// A `think` past the bounds is refused before anything is allocated.
+    #[test]
+    fn think_requests_past_the_bounds_are_refused() {
+        let mut s = Session::default();
+        for (simulations, batch) in
+            [(0, 4), (MAX_SIMULATIONS + 1, 4), (u32::MAX, 4), (64, 0), (64, MAX_BATCH + 1), (64, usize::MAX)]
+        {
+            let search = json!({"c_puct": 1.5, "fpu_reduction": 0.2, "batch_size": batch, "virtual_loss": 1.0});
+            let request = json!({"cmd": "think", "simulations": simulations, "search": search});
+            let answer = ask(&mut s, request);
+            let error = answer["error"].as_str().unwrap_or_else(|| panic!("{simulations} {batch}: {answer}"));
+            assert!(error.contains("simulations must be from 1 to 100000"), "{error}");
+        }
+        let search = json!({"c_puct": 1.5, "fpu_reduction": 0.2, "batch_size": MAX_BATCH, "virtual_loss": 1.0});
+        let answer = ask(&mut s, json!({"cmd": "think", "simulations": 8, "search": search}));
+        assert!(answer["batch"].as_u64().is_some(), "{answer}");
     }
 
     /// Fed batch by batch, the search chooses as the native one does with
