@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The alpha-beta yardstick's ladder: each depth against the one below (depth 1
-# against greedy) and against uct:10000, GAMES games each (default 40) in
-# colour-swapped pairs; prints a Markdown table for the README.
+# against greedy, up to depth 5), alphabeta:250ms (the equal-time opponent)
+# against each depth from 2, and with UCT=1 each depth against uct:10000;
+# GAMES games each (default 40) in colour-swapped pairs, with the time each
+# side took per action; prints a Markdown table for docs/strength.md. Run it
+# on a quiet machine: alphabeta:250ms reads the clock.
 #
 #   scripts/ladder.sh [GAMES]
 set -euo pipefail
@@ -18,17 +21,24 @@ row() {
     out="$("$GIPF" arena "$1" "$2" --games "$GAMES" --threads "$THREADS" --seed 3)"
     line="$(echo "$out" | grep '^A .* wins')"
     # "A 38 wins, 2 losses, 0 draws (length cap); score 95.0% [83.5%, 98.6%]; Elo +512 [+282, +741] (95%)"
+    # "A per action: mean 2.1 ms, max 9.0 ms"
+    times() { echo "$out" | sed -nE "s/^$1 per action: mean ([0-9.]+) ms, max ([0-9.]+) ms/\\1 \\/ \\2/p"; }
     echo "| \`$1\` | \`$2\` | $(echo "$line" | sed -E 's/^A ([0-9]+) wins, ([0-9]+) losses, ([0-9]+) draws.*/\1-\2-\3/') \
 | $(echo "$line" | sed -E 's/.*score ([^;]+);.*/\1/') | $(echo "$line" | sed -E 's/.*Elo ([^(]+) \(95%\).*/\1/') \
-| $((SECONDS - start)) s |"
+| $(times A) | $(times B) | $((SECONDS - start)) s |"
 }
 
-echo "| player | opponent | won-lost-drawn | score (95%) | Elo (95%) | time |"
-echo "|---|---|---|---|---|---|"
+echo "| player | opponent | won-lost-drawn | score (95%) | Elo (95%) | player's ms per action (mean / max) | opponent's | match |"
+echo "|---|---|---|---|---|---|---|---|"
 row alphabeta:1 greedy
-for depth in 2 3 4; do
+for depth in 2 3 4 5; do
     row "alphabeta:$depth" "alphabeta:$((depth - 1))"
 done
-for depth in 1 2 3 4; do
-    row "alphabeta:$depth" uct:10000
+for depth in 2 3 4 5; do
+    row alphabeta:250ms "alphabeta:$depth"
 done
+if [ "${UCT:-0}" = 1 ]; then
+    for depth in 1 2 3 4; do
+        row "alphabeta:$depth" uct:10000
+    done
+fi

@@ -12,11 +12,12 @@
 #   TREE=                      keep or fresh: whether the checkpoint keeps its
 #                              tree between actions (default: keeps it)
 #   GAMES=40                   games per opponent
-#   OPPONENTS="random greedy uct:10000 alphabeta:1 alphabeta:2 alphabeta:3"
+#   OPPONENTS="uct:10000 alphabeta:2 alphabeta:3 alphabeta:4 alphabeta:250ms"
+#                              (the easy ones, random greedy alphabeta:1, on request)
 #   MID_OPPONENTS="uct:10000 alphabeta:2"  played by the checkpoint that was
 #                              newest at half time (none: "")
 #   CURVE_POINTS=6             checkpoints rated for the Elo curve
-#   CURVE_SIMS=64 CURVE_GAMES=20 CURVE_ANCHORS="alphabeta:1 alphabeta:2"
+#   CURVE_SIMS=64 CURVE_GAMES=20 CURVE_ANCHORS="alphabeta:2 alphabeta:3"
 #   THREADS=2                  games played at once
 #   TRAIN=1                    0 skips training (measure an existing run)
 # Output: RUN/report/strength.md (the table, with 95% intervals) and
@@ -34,11 +35,11 @@ RUN="${RUN:-runs/strength-$(date +%Y%m%d-%H%M%S)}"
 MOVETIME="${MOVETIME:-250}"
 TREE="${TREE:-}"
 GAMES="${GAMES:-40}"
-OPPONENTS="${OPPONENTS:-random greedy uct:10000 alphabeta:1 alphabeta:2 alphabeta:3}"
+OPPONENTS="${OPPONENTS:-uct:10000 alphabeta:2 alphabeta:3 alphabeta:4 alphabeta:250ms}"
 CURVE_POINTS="${CURVE_POINTS:-6}"
 CURVE_SIMS="${CURVE_SIMS:-64}"
 CURVE_GAMES="${CURVE_GAMES:-20}"
-CURVE_ANCHORS="${CURVE_ANCHORS:-alphabeta:1 alphabeta:2}"
+CURVE_ANCHORS="${CURVE_ANCHORS:-alphabeta:2 alphabeta:3}"
 MID_OPPONENTS="${MID_OPPONENTS-uct:10000 alphabeta:2}"
 THREADS="${THREADS:-2}"
 TRAIN="${TRAIN:-1}"
@@ -69,8 +70,8 @@ report="$RUN/report/strength.md"
 measure() {
     local checkpoint="$1"
     shift
-    echo "| opponent | wins | losses | draws | score | Elo |"
-    echo "|---|---|---|---|---|---|"
+    echo "| opponent | wins | losses | draws | score | Elo | ms per action, A / opponent (mean, max) |"
+    echo "|---|---|---|---|---|---|---|"
     for opponent in "$@"; do
         echo "strength: $(basename "$checkpoint") against $opponent" >&2
         out="$("$GIPF" arena "$checkpoint@${MOVETIME}ms${TREE:+,$TREE}" "$opponent" --games "$GAMES" --threads "$THREADS" --config "$CONFIG")"
@@ -82,7 +83,9 @@ measure() {
         draws="$(echo "$line" | sed -E 's/.* ([0-9]+) draws.*/\1/')"
         score="$(echo "$line" | sed -E 's/.*score ([^;]+);.*/\1/')"
         elo="$(echo "$line" | sed -E 's/.*Elo ([^(]+) \(95%\).*/\1/')"
-        echo "| \`$opponent\` | $wins | $losses | $draws | $score | $elo |"
+        # "A per action: mean 251.3 ms, max 260.1 ms"
+        times="$(echo "$out" | sed -nE 's/^[AB] per action: mean ([0-9.]+) ms, max ([0-9.]+) ms/\1, \2/p' | paste -sd/ | sed 's|/| / |')"
+        echo "| \`$opponent\` | $wins | $losses | $draws | $score | $elo | $times |"
     done
 }
 

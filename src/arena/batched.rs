@@ -125,7 +125,9 @@ pub fn network_match(
             game.tree.as_mut().expect("searching").apply(leaves, evals);
         });
     }
-    Ok(MatchReport { tally, decision: None, mean_length: total_length as f64 / tally.games().max(1) as f64 })
+    let mean_length = total_length as f64 / tally.games().max(1) as f64;
+    // The games move in step, so no player's time per action is its own.
+    Ok(MatchReport { tally, decision: None, mean_length, think: Default::default() })
 }
 
 #[cfg(test)]

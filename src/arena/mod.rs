@@ -10,6 +10,7 @@ pub mod stats;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use rand::rngs::SmallRng;
@@ -49,6 +50,34 @@ pub struct MatchReport {
     /// The SPRT's verdict, when one was asked for.
     pub decision: Option<SprtDecision>,
     pub mean_length: f64,
+    /// The time A and B took per action.
+    pub think: [ThinkTime; 2],
+}
+
+/// The wall-clock time a player took per action.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ThinkTime {
+    pub actions: u64,
+    pub total: Duration,
+    pub max: Duration,
+}
+
+impl ThinkTime {
+    fn add(&mut self, took: Duration) {
+        self.actions += 1;
+        self.total += took;
+        self.max = self.max.max(took);
+    }
+
+    fn merge(&mut self, other: &ThinkTime) {
+        self.actions += other.actions;
+        self.total += other.total;
+        self.max = self.max.max(other.max);
+    }
+
+    pub fn mean(&self) -> Duration {
+        self.total / self.actions.max(1) as u32
+    }
 }
 
 /// The opening of game pair `pair`: `n` random actions from the start.
@@ -65,24 +94,29 @@ pub fn opening(variant: Variant, n: u32, seed: u64, pair: u32) -> Position {
 }
 
 /// Plays from `pos` to the end or to `max_actions` actions in all; returns
-/// the winner (`None` at the cap) and the number of actions.
+/// the winner (`None` at the cap), the number of actions, and the time
+/// each side took (white's, then black's).
 pub fn play_game(
     white: &mut dyn Player,
     black: &mut dyn Player,
     mut pos: Position,
     played: u32,
     max_actions: u32,
-) -> (Option<Color>, u32) {
+) -> (Option<Color>, u32, [ThinkTime; 2]) {
     let mut actions = played;
+    let mut think = [ThinkTime::default(); 2];
     while !pos.is_over() && actions < max_actions {
-        let action = match pos.to_act().expect("the game is not over") {
+        let color = pos.to_act().expect("the game is not over");
+        let start = Instant::now();
+        let action = match color {
             Color::White => white.choose(&pos),
             Color::Black => black.choose(&pos),
         };
+        think[color.index()].add(start.elapsed());
         pos.play(action).expect("players choose legal actions");
         actions += 1;
     }
-    (pos.outcome().map(|o| o.winner), actions)
+    (pos.outcome().map(|o| o.winner), actions, think)
 }
 
 /// Plays a match of `a` against `b`. `on_game` sees the tally after each game.
@@ -103,10 +137,11 @@ pub fn play_match(
     }
     let next = AtomicU32::new(0);
     let stop = AtomicBool::new(false);
-    let (sender, receiver) = mpsc::channel::<(Option<bool>, u32)>();
+    let (sender, receiver) = mpsc::channel::<(Option<bool>, u32, [ThinkTime; 2])>();
     let mut tally = Tally::default();
     let mut decision = options.sprt.map(|_| SprtDecision::Continue);
     let mut total_length = 0u64;
+    let mut think = [ThinkTime::default(); 2];
     std::thread::scope(|scope| {
         for (mut pa, mut pb) in pairs {
             let (next, stop, sender) = (&next, &stop, sender.clone());
@@ -126,15 +161,20 @@ pub fn play_match(
                         Color::White => (&mut *pa, &mut *pb),
                         Color::Black => (&mut *pb, &mut *pa),
                     };
-                    let (winner, length) = play_game(white, black, start, options.opening_actions, options.max_actions);
-                    if sender.send((winner.map(|w| w == a_color), length)).is_err() {
+                    let (winner, length, think) =
+                        play_game(white, black, start, options.opening_actions, options.max_actions);
+                    // A's time first.
+                    let think = [think[a_color.index()], think[a_color.opponent().index()]];
+                    if sender.send((winner.map(|w| w == a_color), length, think)).is_err() {
                         break;
                     }
                 }
             });
         }
         drop(sender);
-        for (a_won, length) in receiver {
+        for (a_won, length, game_think) in receiver {
+            think[0].merge(&game_think[0]);
+            think[1].merge(&game_think[1]);
             match a_won {
                 Some(true) => tally.wins += 1,
                 Some(false) => tally.losses += 1,
@@ -152,7 +192,7 @@ pub fn play_match(
             }
         }
     });
-    Ok(MatchReport { tally, decision, mean_length: total_length as f64 / tally.games().max(1) as f64 })
+    Ok(MatchReport { tally, decision, mean_length: total_length as f64 / tally.games().max(1) as f64, think })
 }
 
 #[cfg(test)]
@@ -178,7 +218,9 @@ mod tests {
         let a = PlayerSpec::Uct { playouts: 30 };
         let one = play_match(&a, &PlayerSpec::Greedy, &MatchOptions { threads: 1, ..options(8) }, &mut |_| {}).unwrap();
         let two = play_match(&a, &PlayerSpec::Greedy, &MatchOptions { threads: 3, ..options(8) }, &mut |_| {}).unwrap();
-        assert_eq!(one, two);
+        assert_eq!((one.tally, one.mean_length), (two.tally, two.mean_length));
+        assert_eq!(one.think.map(|t| t.actions), two.think.map(|t| t.actions));
+        assert_eq!(one.think[0].actions + one.think[1].actions, (one.mean_length * 8.0).round() as u64 - 8 * 2);
     }
 
     #[test]

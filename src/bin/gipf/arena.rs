@@ -138,6 +138,10 @@ pub fn run(args: Args) -> Result<()> {
     bar.finish_and_clear();
     println!("{}", summary(&report.tally));
     println!("mean game length {:.1} actions", report.mean_length);
+    for (side, think) in ["A", "B"].iter().zip(report.think) {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        println!("{side} per action: mean {:.1} ms, max {:.1} ms", ms(think.mean()), ms(think.max));
+    }
     if let (Some(sprt), Some(decision)) = (sprt, report.decision) {
         let llr = report.tally.llr(sprt.elo0, sprt.elo1);
         let (lower, upper) = sprt.bounds();
