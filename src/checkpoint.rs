@@ -216,48 +216,70 @@ pub fn step_of(path: &Path) -> Option<u64> {
     name.strip_prefix("step-")?.strip_suffix(".safetensors")?.parse().ok()
 }
 
-/// Applies the retention policy to a models folder: keeps the newest
-/// `keep_last` checkpoints, of the older ones the first of every
-/// `keep_every_steps` steps, and the best one (`best.json`); removes the
-/// others (weights first, so that no reader sees half a checkpoint) and the
-/// optimizer state of every kept one but the newest `keep_last`, which alone
-/// can be resumed from. `keep_last = 0` keeps everything. Returns the steps
-/// removed.
+/// What the retention policy does to a models folder holding the
+/// checkpoints `steps`: keeps the newest `keep_last`, of the older ones the
+/// first of every `keep_every_steps` steps, and `protected` (the best one,
+/// or the one `latest.json` names); removes the others, and the optimizer
+/// state of every kept one but the newest `keep_last`, which alone can be
+/// resumed from. `keep_last = 0` keeps everything.
+#[derive(Debug, Default, PartialEq)]
+pub struct Retention {
+    /// Checkpoints to remove.
+    pub remove: Vec<u64>,
+    /// Checkpoints kept without their optimizer state.
+    pub drop_optimizer: Vec<u64>,
+}
+
+impl Retention {
+    pub fn plan(steps: &[u64], keep_last: usize, keep_every_steps: u64, protected: Option<u64>) -> Retention {
+        let mut plan = Retention::default();
+        if keep_last == 0 {
+            return plan;
+        }
+        let mut steps = steps.to_vec();
+        steps.sort();
+        let newest_from = steps.len().saturating_sub(keep_last);
+        let mut last_bucket = None;
+        for &step in &steps[..newest_from] {
+            let bucket = (keep_every_steps > 0).then(|| step / keep_every_steps);
+            let first_of_bucket = bucket.is_some() && bucket != last_bucket;
+            last_bucket = bucket.or(last_bucket);
+            match first_of_bucket || protected == Some(step) {
+                true => plan.drop_optimizer.push(step),
+                false => plan.remove.push(step),
+            }
+        }
+        plan
+    }
+}
+
+/// Applies the retention policy ([`Retention`]) to a models folder, the
+/// best checkpoint (`best.json`) protected: removes weights first, so that
+/// no reader sees half a checkpoint. Returns the steps removed.
 pub fn prune(dir: &Path, keep_last: usize, keep_every_steps: u64) -> Result<Vec<u64>> {
     if keep_last == 0 {
         return Ok(Vec::new());
     }
     let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list model folder {}", dir.display()))?;
-    let mut steps: Vec<(u64, PathBuf)> =
-        entries.filter_map(|e| e.ok()).filter_map(|e| Some((step_of(&e.path())?, e.path()))).collect();
-    steps.sort();
-    let best = best_checkpoint(dir)?;
-    let newest_from = steps.len().saturating_sub(keep_last);
-    let mut removed = Vec::new();
-    let mut last_bucket = None;
-    for (i, (step, weights)) in steps.iter().enumerate() {
-        if i >= newest_from {
-            break;
+    let steps: Vec<u64> = entries.filter_map(|e| e.ok()).filter_map(|e| step_of(&e.path())).collect();
+    let best = best_checkpoint(dir)?.as_deref().and_then(step_of);
+    let plan = Retention::plan(&steps, keep_last, keep_every_steps, best);
+    let remove_file = |path: PathBuf| match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot remove {}", path.display()))
         }
-        let bucket = (keep_every_steps > 0).then(|| step / keep_every_steps);
-        let first_of_bucket = bucket.is_some() && bucket != last_bucket;
-        last_bucket = bucket.or(last_bucket);
-        let is_best = best.as_deref() == Some(weights.as_path());
-        let remove_file = |path: PathBuf| match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(e).with_context(|| format!("cannot remove {}", path.display()))
-            }
-            _ => Ok(()),
-        };
-        remove_file(weights.with_extension("optim"))?;
-        if !(first_of_bucket || is_best) {
-            remove_file(weights.clone())?;
-            remove_file(weights.with_extension("json"))?;
-            removed.push(*step);
-        }
+        _ => Ok(()),
+    };
+    let stem = |step: u64| dir.join(format!("step-{step:08}"));
+    for &step in plan.remove.iter().chain(&plan.drop_optimizer) {
+        remove_file(stem(step).with_extension("optim"))?;
+    }
+    for &step in &plan.remove {
+        remove_file(stem(step).with_extension("safetensors"))?;
+        remove_file(stem(step).with_extension("json"))?;
     }
     crate::durable::sync_folder(dir)?;
-    Ok(removed)
+    Ok(plan.remove)
 }
 
 /// A `--model` argument: a weights file, a folder of checkpoints, or the
@@ -275,6 +297,10 @@ pub enum ModelSource {
 
 /// How often self-play asks an object store for a newer checkpoint.
 pub const POLL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How many checkpoints self-play keeps in its local copy of a store's
+/// models folder (it plays with the newest).
+pub const CACHED_CHECKPOINTS: usize = 3;
 
 /// The models of a run in an object store, and their local copies.
 #[derive(Debug)]
@@ -296,6 +322,9 @@ impl RemoteModels {
         }
         let weights = self.store.download_checkpoint("", &latest, &self.cache, false)?;
         *downloaded = Some((latest, weights.clone()));
+        if let Err(e) = prune(&self.cache, CACHED_CHECKPOINTS, 0) {
+            tracing::warn!("pruning {}: {e:#}", self.cache.display());
+        }
         Ok(weights)
     }
 

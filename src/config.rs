@@ -44,8 +44,9 @@ pub struct SelfplayConfig {
     /// Self-play workers that `gipf loop` runs beside its trainer: threads
     /// that each play `parallel_games` games with the newest checkpoint while
     /// the trainer trains on what they wrote, paced by `train.max_reuse`, so
-    /// that every core works. 0 (the default): a generation of self-play,
-    /// then its training, in turn (required with `[gate]`).
+    /// that every core works; they divide the search threads of one
+    /// self-play process among them. 0 (the default): a generation of
+    /// self-play, then its training, in turn (required with `[gate]`).
     #[serde(default)]
     pub workers: usize,
     /// Finished games are written in shards of this many games, or sooner

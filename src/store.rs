@@ -286,6 +286,26 @@ impl Store {
         self.put(&join(folder, LATEST_FILE), serde_json::to_vec_pretty(&latest)?)
     }
 
+    /// Applies the retention policy ([`crate::checkpoint::Retention`]) to
+    /// the checkpoints in `folder`, never removing the one `latest.json`
+    /// names: weights first, so that no reader finds half a checkpoint.
+    /// Returns the steps removed.
+    pub fn prune_checkpoints(&self, folder: &str, keep_last: usize, keep_every_steps: u64) -> Result<Vec<u64>> {
+        let names = self.list(folder)?;
+        let steps: Vec<u64> = names.iter().filter_map(|n| crate::checkpoint::step_of(Path::new(n))).collect();
+        let latest = self.latest(folder)?.map(|latest| latest.step);
+        let plan = crate::checkpoint::Retention::plan(&steps, keep_last, keep_every_steps, latest);
+        let removals = plan.remove.iter().flat_map(|step| ["safetensors", "json", "optim"].map(|ext| (*step, ext)));
+        let optimizers = plan.drop_optimizer.iter().map(|step| (*step, "optim"));
+        for (step, ext) in removals.chain(optimizers) {
+            let name = format!("step-{step:08}.{ext}");
+            if names.contains(&name) {
+                self.delete(&join(folder, &name))?;
+            }
+        }
+        Ok(plan.remove)
+    }
+
     /// The newest published checkpoint, if any.
     pub fn latest(&self, folder: &str) -> Result<Option<Latest>> {
         let name = join(folder, LATEST_FILE);

@@ -57,6 +57,14 @@ fn check_consumed(server: &S3Server, cache: &Path, url: &str, log: &str) -> Vec<
     let newest = gipf::checkpoint::newest_checkpoint(&local.join("models")).unwrap().unwrap();
     assert_eq!(Some(latest.weights.as_str()), newest.file_name().and_then(|n| n.to_str()), "{log}");
     assert!(latest.step > 0, "the steps advanced: {log}");
+    // The store's models folder is pruned as the local one is (tiny.toml:
+    // keep_last 3, keep_every_steps 20): the newest three, the first of
+    // every 20 steps, and never the checkpoint latest.json names.
+    let in_store = server.store(&format!("{url}/models")).list("").unwrap();
+    let count = |ext: &str| in_store.iter().filter(|n| n.ends_with(ext)).count() as u64;
+    assert!(in_store.contains(&latest.weights), "{in_store:?}");
+    assert!(count(".safetensors") <= 3 + latest.step / 20 + 1, "{in_store:?}");
+    assert!(count(".optim") <= 3, "{in_store:?}");
     stored
 }
 
@@ -217,6 +225,26 @@ fn latest_json_reaches_no_file_outside_the_cache_and_stale_weights_are_replaced(
     let weights = models.download_checkpoint("", &latest, &cache, true).unwrap();
     assert_eq!(std::fs::read(&weights).unwrap(), b"rolled back", "stale cached weights replaced");
     assert_eq!(std::fs::read(cache.join("step-00000001.optim")).unwrap(), b"o", "the trainer takes it");
+
+    // Self-play following the store keeps only the newest few in its cache.
+    let worker_cache = dir.path().join("worker");
+    for step in 2..=6u64 {
+        let stem = format!("step-{step:08}");
+        let (json, weights) = (format!("{stem}.json"), format!("{stem}.safetensors"));
+        publish(&models, &[(json.as_str(), &b"{}"[..]), (weights.as_str(), stem.as_bytes())], &weights);
+        let source = gipf::checkpoint::ModelSource::remote(
+            server.store(&format!("s3://{BUCKET}/runs/names/models")),
+            worker_cache.clone(),
+        );
+        assert_eq!(source.current().unwrap(), Some(worker_cache.join(&weights)));
+    }
+    let mut cached: Vec<String> = std::fs::read_dir(&worker_cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    cached.sort();
+    let newest = (4..=6).flat_map(|step| [format!("step-{step:08}.json"), format!("step-{step:08}.safetensors")]);
+    assert_eq!(cached, newest.collect::<Vec<_>>());
 }
 
 /// One trainer per run: a second refuses to start while the first's lease

@@ -80,19 +80,14 @@ fn run_args(args: Args) -> Result<()> {
         false => (args.out, None),
     };
     let options = RunOptions {
-        config: config.clone(),
-        out,
         upload,
         games: (args.games > 0).then_some(args.games),
-        model: ModelSource::from_arg(args.model.as_deref())?,
         device,
         seed,
-        worker,
-        duration: None,
         progress: args.bench.is_none(),
         probe_raw: args.bench.is_some() && !args.constant_network,
         constant_network: args.constant_network,
-        stop: None,
+        ..RunOptions::new(config.clone(), out, ModelSource::from_arg(args.model.as_deref())?, worker)
     };
     let Some(seconds) = args.bench else {
         let report = run(options)?;

@@ -21,21 +21,7 @@ fn tiny() -> Config {
 }
 
 fn options(out: &Path, model: ModelSource, games: u64) -> RunOptions {
-    RunOptions {
-        config: tiny(),
-        out: out.to_path_buf(),
-        games: Some(games),
-        model,
-        device: Device::Cpu,
-        seed: 5,
-        worker: "test".into(),
-        duration: None,
-        progress: false,
-        probe_raw: false,
-        constant_network: false,
-        upload: None,
-        stop: None,
-    }
+    RunOptions { games: Some(games), seed: 5, ..RunOptions::new(tiny(), out.to_path_buf(), model, "test") }
 }
 
 fn games_in(dir: &Path) -> Vec<GameFile> {

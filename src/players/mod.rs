@@ -40,8 +40,9 @@ impl fmt::Display for Budget {
 /// A player described on the command line: `random`, `greedy`, `uct:N` (N
 /// random playouts per action), `alphabeta:D` (alpha-beta to D pushes) or
 /// `alphabeta:MSms` (iterative deepening for MS milliseconds per action), or
-/// a checkpoint's weights file (or its URL in an object store, or a store's
-/// models folder for its newest: see [`crate::store::fetch_checkpoint`]),
+/// a checkpoint's weights file (or a models folder, for its best checkpoint
+/// or else its newest; or its URL in an object store, or a store's models
+/// folder for its newest: see [`crate::store::fetch_checkpoint`]),
 /// optionally with its own budget after `@`:
 /// `models/step-00001000.safetensors@200` (simulations) or `...@500ms`
 /// (time per action), then after commas whether it keeps its tree between
@@ -81,6 +82,11 @@ impl PlayerSpec {
                 };
                 let weights = match crate::store::is_url(path) {
                     true => crate::store::fetch_checkpoint(path).with_context(|| format!("player '{text}'"))?,
+                    // A models folder plays its best checkpoint, else its newest.
+                    false if Path::new(path).is_dir() => crate::checkpoint::ModelSource::Folder(path.into())
+                        .current()
+                        .with_context(|| format!("player '{text}'"))?
+                        .with_context(|| format!("player '{text}': no checkpoint in {path} yet"))?,
                     false => PathBuf::from(path),
                 };
                 if !weights.is_file() {
@@ -351,6 +357,16 @@ mod tests {
         assert_eq!(spec.name(), "w (250 ms, fresh)");
         let spec = PlayerSpec::parse(&file.display().to_string(), sims).unwrap();
         assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: false, batch: None });
+        let models = dir.path().join("models");
+        std::fs::create_dir(&models).unwrap();
+        let err = format!("{:#}", PlayerSpec::parse(&format!("{}@250ms", models.display()), sims).unwrap_err());
+        assert!(err.contains("no checkpoint in") && err.contains("yet"), "{err}");
+        for step in ["step-00000001", "step-00000002"] {
+            std::fs::write(models.join(step).with_extension("safetensors"), b"x").unwrap();
+        }
+        let spec = PlayerSpec::parse(&format!("{}@250ms", models.display()), sims).unwrap();
+        let newest = models.join("step-00000002.safetensors");
+        assert_eq!(spec, PlayerSpec::Network { weights: newest, budget: quarter, keep_tree: true, batch: None });
         let spec = PlayerSpec::parse(&format!("{}@64,keep", file.display()), sims).unwrap();
         assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: true, batch: None });
         assert_eq!(spec.name(), "w (64 sims, keep)");

@@ -33,6 +33,9 @@ pub struct TrainingSample {
     pub value: f32,
     /// The auxiliary targets for the player to act, see [`AUX_TARGETS`].
     pub aux: [f32; AUX_TARGETS],
+    /// Actions from this position to the game's end (or its cut), for the
+    /// value error by game phase.
+    pub plies_to_end: u16,
 }
 
 /// The auxiliary targets, each in [-1, 1] for the player to act: what the
@@ -148,6 +151,8 @@ pub struct Batch {
     pub policy_mask: Vec<f32>,
     /// `size * AUX_TARGETS`.
     pub aux: Vec<f32>,
+    /// Each sample's actions to the game's end.
+    pub plies_to_end: Vec<u16>,
 }
 
 /// The training samples of one game: its fully searched decisions, with
@@ -169,6 +174,7 @@ pub fn game_samples(game: &GameFile, targets: Targets) -> Result<Vec<TrainingSam
         let player = pos.to_act().expect("checked above");
         let result = game.result.value_for(player);
         let ahead = positions.get(ply + AUX_HORIZON).unwrap_or(&last);
+        let plies_to_end = (positions.len() - ply).min(u16::MAX as usize) as u16;
         let aux = [
             material_won(&last, player) / total,
             (last.reserve(player) as f32 - last.reserve(player.opponent()) as f32) / total,
@@ -183,9 +189,9 @@ pub fn game_samples(game: &GameFile, targets: Targets) -> Result<Vec<TrainingSam
             }
             let share = targets.root_value_share;
             let value = (1.0 - share) * result + share * sample.root_value.clamp(-1.0, 1.0);
-            samples.push(TrainingSample { pos: *pos, policy, value, aux });
+            samples.push(TrainingSample { pos: *pos, policy, value, aux, plies_to_end });
         } else if targets.every_position {
-            samples.push(TrainingSample { pos: *pos, policy: Vec::new(), value: result, aux });
+            samples.push(TrainingSample { pos: *pos, policy: Vec::new(), value: result, aux, plies_to_end });
         }
     }
     Ok(samples)
@@ -413,6 +419,7 @@ impl Window {
             value: Vec::with_capacity(size),
             policy_mask: Vec::with_capacity(size),
             aux: Vec::with_capacity(size * AUX_TARGETS),
+            plies_to_end: Vec::with_capacity(size),
         };
         for i in 0..size {
             let sample = &self.samples[rng.random_range(0..self.samples.len())];
@@ -429,6 +436,7 @@ impl Window {
             batch.value.push(sample.value);
             batch.policy_mask.push(!sample.policy.is_empty() as u8 as f32);
             batch.aux.extend(sample.aux);
+            batch.plies_to_end.push(sample.plies_to_end);
         }
         batch
     }

@@ -38,9 +38,33 @@ pub struct StepStats {
     pub value_loss: f32,
     pub entropy: f32,
     pub value_error: f32,
+    /// The value's mean absolute error by game phase (see [`PHASES`]), for
+    /// the phases the batch holds.
+    pub value_error_by_phase: [Option<f32>; PHASES.len()],
     /// The auxiliary targets' loss (mean squared error), when trained.
     pub aux_loss: Option<f32>,
     pub learning_rate: f64,
+}
+
+/// The game phases of the value error, by actions to the game's end: the
+/// bounds (inclusive) and the TensorBoard tag. Late positions are nearly
+/// decided, so their error says whether the value head learns at all; the
+/// early ones' error stays high while their games are open.
+pub const PHASES: [(u16, &str); 3] = [
+    (10, "value/abs_error_last_10_plies"),
+    (40, "value/abs_error_11_to_40_plies_to_end"),
+    (u16::MAX, "value/abs_error_over_40_plies_to_end"),
+];
+
+/// The mean absolute error of each phase of [`PHASES`] with samples.
+fn error_by_phase(errors: &[f32], plies_to_end: &[u16]) -> [Option<f32>; PHASES.len()] {
+    let mut sums = [(0.0f32, 0u32); PHASES.len()];
+    for (&error, &plies) in errors.iter().zip(plies_to_end) {
+        let phase = PHASES.iter().position(|&(bound, _)| plies <= bound).expect("the last bound is the largest");
+        sums[phase].0 += error;
+        sums[phase].1 += 1;
+    }
+    sums.map(|(sum, n)| (n > 0).then(|| sum / n as f32))
 }
 
 /// A network being trained, with its optimizer state.
@@ -324,16 +348,18 @@ impl Trainer {
             });
         }
 
-        let (entropy, value_error) = tch::no_grad(|| {
+        let (entropy, errors) = tch::no_grad(|| {
             let p = log_p.exp();
             let entropy = -(&p * log_p.clamp_min(-1e4)).sum_dim_intlist(1, false, Kind::Float).mean(Kind::Float);
-            (entropy, (&value - &z).abs().mean(Kind::Float))
+            (entropy, (&value - &z).abs().to_kind(Kind::Float).to(Device::Cpu).contiguous().view(-1))
         });
+        let errors = Vec::<f32>::try_from(&errors).context("the value errors")?;
         Ok(StepStats {
             policy_loss: policy_loss.double_value(&[]) as f32,
             value_loss: value_loss.double_value(&[]) as f32,
             entropy: entropy.double_value(&[]) as f32,
-            value_error: value_error.double_value(&[]) as f32,
+            value_error: errors.iter().sum::<f32>() / errors.len().max(1) as f32,
+            value_error_by_phase: error_by_phase(&errors, &batch.plies_to_end),
             aux_loss: aux_loss.map(|l| l.double_value(&[]) as f32),
             learning_rate: lr,
         })
@@ -437,6 +463,11 @@ impl Logs {
         ];
         if let Some(aux_loss) = stats.aux_loss {
             scalars.push(("loss/aux", aux_loss));
+        }
+        for ((_, tag), error) in PHASES.iter().zip(stats.value_error_by_phase) {
+            if let Some(error) = error {
+                scalars.push((tag, error));
+            }
         }
         self.write(&scalars, step);
     }

@@ -62,39 +62,66 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
     Ok((trainer, Logs::new(&run.logs())?, unpublished))
 }
 
-/// The newest checkpoint not yet published to the run's object store: a
-/// failed upload (the store away) is tried again at the next save and while
-/// the trainer waits; training goes on meanwhile. Only the holder of the
-/// run's lease publishes.
+/// The newest checkpoint not yet published to the run's object store. A
+/// checkpoint is published at most once per `steps_per_generation` steps
+/// (the trainer also saves one locally each time it starts waiting, which
+/// would fill the bucket), then the store's models folder is pruned as the
+/// local one is; a failed upload (the store away) is tried again at the next
+/// save and while the trainer waits, and training goes on meanwhile. Only
+/// the holder of the run's lease publishes.
 #[derive(Default)]
 struct Unpublished {
     checkpoint: Option<(PathBuf, u64)>,
+    published_step: Option<u64>,
     lease: Option<Lease>,
 }
 
 impl Unpublished {
-    /// Publishes the checkpoint; an error only when the lease was lost.
-    fn publish(&mut self, run: &RunDir) -> Result<()> {
+    /// Publishes the checkpoint when it is due (or `force`); an error only
+    /// when the lease was lost.
+    fn publish(&mut self, run: &RunDir, config: &Config, force: bool) -> Result<()> {
         if let Some(lease) = &self.lease {
             lease.check()?;
         }
-        if let (Some(store), Some((path, step))) = (&run.store, &self.checkpoint) {
-            match store.publish_checkpoint("models", path, *step) {
-                Ok(()) => self.checkpoint = None,
-                Err(e) => tracing::warn!("publishing {}: {e:#} (trying again later)", path.display()),
+        let (Some(store), Some((path, step))) = (&run.store, &self.checkpoint) else { return Ok(()) };
+        let t = &config.train;
+        if !force && self.published_step.is_some_and(|last| *step < last + t.steps_per_generation) {
+            return Ok(());
+        }
+        match store.publish_checkpoint("models", path, *step) {
+            Ok(()) => {
+                self.published_step = Some(*step);
+                self.checkpoint = None;
+                if let Err(e) = store.prune_checkpoints("models", t.keep_last, t.keep_every_steps) {
+                    tracing::warn!("removing old checkpoints from the store: {e:#} (trying again at the next)");
+                }
             }
+            Err(e) => tracing::warn!("publishing {}: {e:#} (trying again later)", path.display()),
+        }
+        Ok(())
+    }
+
+    /// Publishes the newest checkpoint before the trainer ends (each failure
+    /// is a warning; the wait doubles up to a minute).
+    fn publish_last(&mut self, run: &RunDir, config: &Config) -> Result<()> {
+        let mut wait = Duration::from_secs(1);
+        self.publish(run, config, true)?;
+        while self.checkpoint.is_some() {
+            std::thread::sleep(wait);
+            wait = (wait * 2).min(Duration::from_secs(60));
+            self.publish(run, config, true)?;
         }
         Ok(())
     }
 }
 
-/// Saves a checkpoint (and publishes it, for a run in an object store),
-/// then applies the retention policy, which keeps the newest.
+/// Saves a checkpoint (and for a run in an object store, publishes it when
+/// due), then applies the retention policy, which keeps the newest.
 fn save(trainer: &Trainer, run: &RunDir, unpublished: &mut Unpublished) -> Result<PathBuf> {
     let path = trainer.save(&run.models())?;
     if run.store.is_some() {
         unpublished.checkpoint = Some((path.clone(), trainer.step));
-        unpublished.publish(run)?;
+        unpublished.publish(run, &trainer.config, false)?;
     }
     let t = &trainer.config.train;
     let removed = prune(&run.models(), t.keep_last, t.keep_every_steps)?;
@@ -172,20 +199,11 @@ fn train_beside_self_play(
             }
             std::thread::sleep(POLL);
             idle += POLL;
-            unpublished.publish(run)?;
+            unpublished.publish(run, config, false)?;
         }
     }
     bar.finish();
-    // The last checkpoint is published before the trainer ends (each
-    // failure is a warning; the wait doubles up to a minute).
-    let mut wait = Duration::from_secs(1);
-    unpublished.publish(run)?;
-    while unpublished.checkpoint.is_some() {
-        std::thread::sleep(wait);
-        wait = (wait * 2).min(Duration::from_secs(60));
-        unpublished.publish(run)?;
-    }
-    Ok(())
+    unpublished.publish_last(run, config)
 }
 
 /// Where the loop's self-play writes its games: the games folder, or with a
@@ -229,19 +247,12 @@ pub fn self_play_loop(
         generation += 1;
         let t = Instant::now();
         let report = selfplay::run(RunOptions {
-            config: config.clone(),
-            out: out.clone(),
             games: Some(config.train.games_per_generation),
-            model: ModelSource::Folder(run.models()),
             device,
             seed: self_play_seed(seed, 0),
-            worker: worker.clone(),
-            duration: None,
             progress: true,
-            probe_raw: false,
-            constant_network: false,
             upload: upload.clone(),
-            stop: None,
+            ..RunOptions::new(config.clone(), out.clone(), ModelSource::Folder(run.models()), &worker)
         })?;
         if let Some(feed) = &mut feed {
             if let Err(e) = feed.refresh() {
@@ -290,7 +301,7 @@ pub fn self_play_loop(
             }
         }
     }
-    Ok(())
+    unpublished.publish_last(run, config)
 }
 
 /// The loop with `selfplay.workers` self-play threads beside the trainer (a
@@ -305,24 +316,19 @@ fn loop_with_workers(config: &Config, run: &RunDir, device: Device, seed: u64, g
     let total_steps = generations.map(|n| started.0.step + n * config.train.steps_per_generation);
     let stop = Arc::new(AtomicBool::new(false));
     let name = crate::shards::new_worker_id();
+    // The workers share the search threads of one self-play process.
+    let mut worker_config = config.clone();
+    worker_config.selfplay.search_threads = (config.selfplay.search_threads() / config.selfplay.workers).max(1);
     let mut workers = Vec::new();
     for w in 0..config.selfplay.workers {
         // Each worker uploads from its own outbox.
         let (out, upload) = games_destination(run, &format!("outbox-{w}"))?;
         let options = RunOptions {
-            config: config.clone(),
-            out,
-            games: None,
-            model: ModelSource::Folder(run.models()),
             device,
             seed: self_play_seed(seed, w as u64),
-            worker: format!("{name}.{w}"),
-            duration: None,
-            progress: false,
-            probe_raw: false,
-            constant_network: false,
             upload,
             stop: Some(stop.clone()),
+            ..RunOptions::new(worker_config.clone(), out, ModelSource::Folder(run.models()), format!("{name}.{w}"))
         };
         let worker = std::thread::Builder::new().name(format!("selfplay-{w}")).spawn(move || selfplay::run(options));
         workers.push(worker.context("cannot start a self-play worker")?);

@@ -11,7 +11,6 @@ use gipf::games::GameFile;
 use gipf::selfplay::{run, RunOptions};
 use gipf::store::ShardFeed;
 use gipf::train::data::{game_samples, GamesSource, Targets, Window};
-use tch::Device;
 
 use crate::s3_server as s3;
 use s3::{S3Server, BUCKET};
@@ -55,19 +54,10 @@ fn two_workers_and_a_trainer_share_a_bucket() {
                     // Rounds of two games until a trained checkpoint is picked up.
                     while start.elapsed() < Duration::from_secs(120) {
                         let options = RunOptions {
-                            config: tiny(),
-                            out: outbox.clone(),
                             games: Some(2),
-                            model: model.clone(),
-                            device: Device::Cpu,
                             seed: 1000 * w + start.elapsed().as_millis() as u64,
-                            worker: format!("w{w}"),
-                            duration: None,
-                            progress: false,
-                            probe_raw: false,
-                            constant_network: false,
                             upload: Some(server.store(&format!("{run_url}/games")).into()),
-                            stop: None,
+                            ..RunOptions::new(tiny(), outbox.clone(), model.clone(), format!("w{w}"))
                         };
                         run(options).unwrap();
                         newest = model.current().unwrap().map(|p| p.display().to_string()).unwrap_or_default();

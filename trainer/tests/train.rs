@@ -20,21 +20,8 @@ fn tiny() -> Config {
 
 /// Plays `n` tiny self-play games into `out`, as worker `worker`.
 fn play(out: &Path, n: u64, seed: u64, worker: &str) {
-    let options = RunOptions {
-        config: tiny(),
-        out: out.to_path_buf(),
-        games: Some(n),
-        model: ModelSource::Fresh,
-        device: Device::Cpu,
-        seed,
-        worker: worker.into(),
-        duration: None,
-        progress: false,
-        probe_raw: false,
-        constant_network: false,
-        upload: None,
-        stop: None,
-    };
+    let options =
+        RunOptions { games: Some(n), seed, ..RunOptions::new(tiny(), out.to_path_buf(), ModelSource::Fresh, worker) };
     run(options).unwrap();
 }
 
@@ -179,6 +166,9 @@ fn every_position_is_a_value_sample_and_only_searched_ones_policy_samples() {
     for sample in &all {
         assert_eq!(sample.value, game.result.value_for(sample.pos.to_act().unwrap()));
     }
+    let plies: Vec<u16> = all.iter().map(|s| s.plies_to_end).collect();
+    let expected: Vec<u16> = (1..=game.actions.len() as u16).rev().collect();
+    assert_eq!(plies, expected, "actions to the end, down to the last decision's one");
 
     let mut window = Window::default();
     window.targets.every_position = true;
@@ -193,6 +183,19 @@ fn every_position_is_a_value_sample_and_only_searched_ones_policy_samples() {
     let stats = Trainer::new(&tiny(), Device::Cpu, 5).train_step(&batch).unwrap();
     assert_eq!(stats.policy_loss, 0.0);
     assert!(stats.value_loss > 0.0);
+    // The phases' errors average back to the whole batch's.
+    let phases: Vec<(usize, f32)> = gipf::train::PHASES
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (bound, _))| {
+            let lower = i.checked_sub(1).map_or(0, |i| gipf::train::PHASES[i].0 + 1);
+            let n = batch.plies_to_end.iter().filter(|&&p| (lower..=*bound).contains(&p)).count();
+            Some((n, stats.value_error_by_phase[i]?))
+        })
+        .collect();
+    assert!(phases.iter().all(|&(n, _)| n > 0), "a phase with samples has an error: {phases:?}");
+    let mean = phases.iter().map(|&(n, e)| n as f32 * e).sum::<f32>() / 64.0;
+    assert!((mean - stats.value_error).abs() < 1e-4, "{mean} {}", stats.value_error);
 }
 
 /// The auxiliary targets belong to the player to act (who may act twice

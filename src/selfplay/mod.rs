@@ -13,24 +13,21 @@
 //! keeps both busy.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
-use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
-use tch::Device;
+use std::time::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
-use crate::checkpoint::{load_checkpoint_or_older, model_name, ModelSource};
 use crate::config::Config;
 use crate::encoding::{encode, ENCODING_VERSION, INPUT_SIZE, NUM_ACTIONS};
 use crate::games::{GameFile, GameResult, Sample, GAME_FORMAT};
 use crate::net::Network;
 use crate::rules::{Action, Position};
 use crate::search::{Evaluation, Leaf, Tree};
+
+mod run;
+pub use run::{run, RunOptions, RunReport};
 
 /// A game being played.
 struct Slot {
@@ -396,216 +393,6 @@ impl Generator {
     }
 }
 
-/// How often [`run`] logs a status line.
-const STATUS_EVERY: Duration = Duration::from_secs(60);
-
-/// What [`run`] is asked to do.
-pub struct RunOptions {
-    pub config: Config,
-    /// Folder for the shards of finished games (created if missing).
-    pub out: PathBuf,
-    /// Games to play; `None` plays until `duration` runs out or the process is stopped.
-    pub games: Option<u64>,
-    pub model: ModelSource,
-    pub device: Device,
-    pub seed: u64,
-    /// This process's name in shard names and games (see [`crate::shards::new_worker_id`]).
-    pub worker: String,
-    /// Stop after this long, leaving the games in flight unfinished and
-    /// unwritten (for measurements: no drain with ever fewer games per batch).
-    pub duration: Option<Duration>,
-    pub progress: bool,
-    /// Measure the bare network too: every couple of seconds, pause and time
-    /// its forward pass on a fixed batch of the mean size, so that both
-    /// figures come from the same stretch of a shared machine's time.
-    pub probe_raw: bool,
-    /// Replace the network's forward pass by [`ConstantForward`], to
-    /// measure self-play's CPU side alone.
-    pub constant_network: bool,
-    /// Upload each shard from `out` (then an outbox) into this store,
-    /// create-only, removing it locally once stored.
-    pub upload: Option<std::sync::Arc<crate::store::Store>>,
-    /// Once set, stop at the next step like `duration` (finished games
-    /// written, those in flight left unwritten).
-    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-}
-
-/// What [`run`] did.
-#[derive(Clone, Copy, Debug)]
-pub struct RunReport {
-    pub stats: Stats,
-    pub seconds: f64,
-    /// Seconds in the network's forward passes.
-    pub forward_seconds: f64,
-    /// Shards written and their bytes.
-    pub shards: u64,
-    pub shard_bytes: u64,
-    /// With `probe_raw`: positions and seconds of the bare forward passes
-    /// timed between steps (not counted in the run's seconds), and their batch.
-    pub raw: Option<(u64, f64, usize)>,
-}
-
-impl RunReport {
-    pub fn evaluations_per_second(&self) -> f64 {
-        self.stats.evaluations as f64 / self.seconds
-    }
-
-    /// The share of the time spent in the evaluator: what is left goes to
-    /// search, bookkeeping and writing games.
-    pub fn evaluator_share(&self) -> f64 {
-        self.stats.evaluator_seconds / self.seconds
-    }
-
-    /// The share of the time spent in the network's forward passes: the
-    /// throughput self-play reaches, as a share of what the network alone
-    /// reaches on the same batches in the same run.
-    pub fn forward_share(&self) -> f64 {
-        self.forward_seconds / self.seconds
-    }
-
-    /// Positions per second of the bare network, from the probes.
-    pub fn raw_per_second(&self) -> Option<f64> {
-        self.raw.map(|(positions, seconds, _)| positions as f64 / seconds.max(1e-9))
-    }
-
-    pub fn mean_batch(&self) -> f64 {
-        self.stats.evaluations as f64 / self.stats.batches.max(1) as f64
-    }
-}
-
-/// Plays games with the network from `options.model`, writing the finished
-/// ones in shards into `options.out`. With a model folder, a newer
-/// checkpoint there is picked up after each finished game. A checkpoint's
-/// description (encoding version, network shape) is checked before it plays.
-pub fn run(options: RunOptions) -> Result<RunReport> {
-    std::fs::create_dir_all(&options.out)
-        .with_context(|| format!("cannot create games folder {}", options.out.display()))?;
-    tch::set_num_threads(options.config.selfplay.torch_threads);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.config.selfplay.search_threads())
-        .build()
-        .context("cannot start the search threads")?;
-    let net_config = options.config.network;
-    // A checkpoint that cannot be loaded gives way to the newest older one.
-    let load = |path: Option<&PathBuf>| -> Result<(Network, Option<PathBuf>)> {
-        match path {
-            Some(p) => {
-                let (network, _, used) = load_checkpoint_or_older(p, options.device)?;
-                Ok((network, Some(used)))
-            }
-            None => Ok((Network::new(&net_config, options.device, options.seed as i64), None)),
-        }
-    };
-    let p = &options.config.selfplay;
-    let mut shards = crate::shards::ShardWriter::new(
-        &options.out,
-        &options.worker,
-        p.shard_games,
-        Duration::from_secs_f64(p.shard_seconds),
-    )?;
-    let mut current = options.model.current()?;
-    let (mut network, used) = load(current.as_ref())?;
-    let mut model = model_name(used.as_deref());
-    tracing::info!(model, device = ?options.device, "self-play starts");
-
-    let bar = match (options.progress, options.games) {
-        (false, _) => ProgressBar::hidden(),
-        (true, Some(n)) => ProgressBar::new(n),
-        (true, None) => ProgressBar::new_spinner(),
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos}/{len} games {msg}")
-            .expect("valid progress template"),
-    );
-
-    let start = Instant::now();
-    // Seconds spent probing the bare network, left out of the run's time.
-    let mut paused = 0.0;
-    let elapsed = |paused: f64| start.elapsed().as_secs_f64() - paused;
-    let mut probe: Option<(Vec<f32>, usize)> = None;
-    let mut raw = (0u64, 0.0f64);
-    let mut last_probe = Instant::now();
-    let mut generator = Generator::new(options.config.clone(), options.seed, options.games, &options.worker);
-    let mut last_status = Instant::now();
-    let mut constant = ConstantForward;
-    // Forward-pass seconds of the networks replaced so far.
-    let mut forward_before = 0.0;
-    while generator.active() > 0 {
-        if options.duration.is_some_and(|d| elapsed(paused) >= d.as_secs_f64())
-            || options.stop.as_ref().is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed))
-        {
-            break;
-        }
-        if options.probe_raw && generator.stats.batches > 0 && last_probe.elapsed().as_secs() >= 2 {
-            let probe_start = Instant::now();
-            let (input, batch) = probe.get_or_insert_with(|| {
-                let s = generator.stats;
-                let batch = (s.evaluations as f64 / s.batches as f64).round().max(1.0) as usize;
-                (crate::bench::forward_input(options.config.selfplay.variant, batch), batch)
-            });
-            // On this thread, which runs self-play's forward passes.
-            let (positions, seconds) = crate::bench::time_forward(&network, input, *batch, Duration::from_millis(200));
-            raw = (raw.0 + positions, raw.1 + seconds);
-            paused += probe_start.elapsed().as_secs_f64();
-            last_probe = Instant::now();
-        }
-        let forward: &mut dyn Forward = if options.constant_network { &mut constant } else { &mut network };
-        let finished_games = generator.step(forward, &pool, &model);
-        let mut written = shards.flush_if_due()?.is_some();
-        for game in finished_games {
-            written |= shards.push(game)?.is_some();
-            bar.inc(1);
-            if options.model.follows_training() {
-                let newest = options.model.current()?;
-                if newest != current {
-                    forward_before += network.forward_seconds;
-                    let used;
-                    (network, used) = load(newest.as_ref())?;
-                    model = model_name(used.as_deref());
-                    current = newest;
-                    tracing::info!(model, "picked up a new checkpoint");
-                }
-            }
-        }
-        if let (true, Some(store)) = (written, &options.upload) {
-            // A failure leaves the shard in the outbox for the next try.
-            if let Err(e) = store.upload_outbox(&options.out, "") {
-                tracing::warn!("uploading shards: {e:#} (kept in {} for the next try)", options.out.display());
-            }
-        }
-        let secs = elapsed(paused).max(1e-9);
-        let s = generator.stats;
-        if options.progress && last_status.elapsed() >= STATUS_EVERY {
-            // One line a minute for logs (a worker's output is rarely a terminal).
-            tracing::info!(
-                games = s.games,
-                games_per_second = format!("{:.2}", s.games as f64 / secs),
-                evaluations_per_second = format!("{:.0}", s.evaluations as f64 / secs),
-                shards = shards.shards(),
-                model,
-                "self-play status"
-            );
-            last_status = Instant::now();
-        }
-        bar.set_message(format!(
-            "| {:.0} actions/s | {:.0} evals/s | mean length {:.1} | {}",
-            s.actions as f64 / secs,
-            s.evaluations as f64 / secs,
-            generator.mean_game_length(),
-            model
-        ));
-    }
-    shards.flush()?;
-    if let Some(store) = &options.upload {
-        crate::store::retry_forever("uploading shards", || store.upload_outbox(&options.out, ""));
-    }
-    bar.finish();
-    let forward_seconds = forward_before + network.forward_seconds;
-    let raw = probe.map(|(_, batch)| (raw.0, raw.1, batch));
-    let (seconds, stats) = (elapsed(paused), generator.stats);
-    Ok(RunReport { stats, seconds, forward_seconds, raw, shards: shards.shards(), shard_bytes: shards.bytes })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -615,7 +402,7 @@ mod tests {
     /// complete and consistent (read back through the checked parser).
     #[test]
     fn the_interleaved_groups_play_exactly_the_games_asked() {
-        let config = Config::parse(include_str!("../configs/tiny.toml")).unwrap();
+        let config = Config::parse(include_str!("../../configs/tiny.toml")).unwrap();
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
         let mut generator = Generator::new(config, 3, Some(5), "unit");
         let mut games = Vec::new();
@@ -634,7 +421,7 @@ mod tests {
     /// before its first batch is gathered, not after it.
     #[test]
     fn a_reused_root_is_prepared_before_its_first_batch() {
-        let mut config = Config::parse(include_str!("../configs/tiny.toml")).unwrap();
+        let mut config = Config::parse(include_str!("../../configs/tiny.toml")).unwrap();
         config.selfplay.gumbel_candidates = 0;
         config.selfplay.full_search_fraction = 1.0;
         let mut slot = Slot::new(&config, 1);

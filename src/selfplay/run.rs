@@ -1,0 +1,353 @@
+//! The self-play driver: plays games with the network of a model source and
+//! writes the finished ones in shards. Each piece owns one job: [`Follower`]
+//! the network and newer checkpoints, [`Sink`] the shards and their upload,
+//! [`RawProbe`] the bare network's timing for benchmarks, [`Reporter`] the
+//! progress bar and status lines; [`run`] joins them.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use tch::Device;
+
+use super::{ConstantForward, Forward, Generator, Stats};
+use crate::checkpoint::{load_checkpoint_or_older, model_name, ModelSource};
+use crate::config::Config;
+use crate::games::GameFile;
+use crate::net::Network;
+use crate::shards::ShardWriter;
+use crate::store::Store;
+
+/// How often [`run`] logs a status line.
+const STATUS_EVERY: Duration = Duration::from_secs(60);
+
+/// What [`run`] is asked to do; [`RunOptions::new`] gives the defaults.
+pub struct RunOptions {
+    pub config: Config,
+    /// Folder for the shards of finished games (created if missing).
+    pub out: PathBuf,
+    /// Games to play; `None` plays until `duration` runs out or the process is stopped.
+    pub games: Option<u64>,
+    pub model: ModelSource,
+    pub device: Device,
+    pub seed: u64,
+    /// This process's name in shard names and games (see [`crate::shards::new_worker_id`]).
+    pub worker: String,
+    /// Stop after this long, leaving the games in flight unfinished and
+    /// unwritten (for measurements: no drain with ever fewer games per batch).
+    pub duration: Option<Duration>,
+    pub progress: bool,
+    /// Measure the bare network too: every couple of seconds, pause and time
+    /// its forward pass on a fixed batch of the mean size, so that both
+    /// figures come from the same stretch of a shared machine's time.
+    pub probe_raw: bool,
+    /// Replace the network's forward pass by [`ConstantForward`], to
+    /// measure self-play's CPU side alone.
+    pub constant_network: bool,
+    /// Upload each shard from `out` (then an outbox) into this store,
+    /// create-only, removing it locally once stored.
+    pub upload: Option<Arc<Store>>,
+    /// Once set, stop at the next step like `duration` (finished games
+    /// written, those in flight left unwritten).
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl RunOptions {
+    /// Self-play with `model` into `out` as `worker`, on the CPU with seed
+    /// 0, until stopped, quietly, without a store; callers change the rest
+    /// with struct update syntax.
+    pub fn new(config: Config, out: PathBuf, model: ModelSource, worker: impl Into<String>) -> RunOptions {
+        RunOptions {
+            config,
+            out,
+            games: None,
+            model,
+            device: Device::Cpu,
+            seed: 0,
+            worker: worker.into(),
+            duration: None,
+            progress: false,
+            probe_raw: false,
+            constant_network: false,
+            upload: None,
+            stop: None,
+        }
+    }
+}
+
+/// What [`run`] did.
+#[derive(Clone, Copy, Debug)]
+pub struct RunReport {
+    pub stats: Stats,
+    pub seconds: f64,
+    /// Seconds in the network's forward passes.
+    pub forward_seconds: f64,
+    /// Shards written and their bytes.
+    pub shards: u64,
+    pub shard_bytes: u64,
+    /// With `probe_raw`: positions and seconds of the bare forward passes
+    /// timed between steps (not counted in the run's seconds), and their batch.
+    pub raw: Option<(u64, f64, usize)>,
+}
+
+impl RunReport {
+    pub fn evaluations_per_second(&self) -> f64 {
+        self.stats.evaluations as f64 / self.seconds
+    }
+
+    /// The share of the time spent in the evaluator: what is left goes to
+    /// search, bookkeeping and writing games.
+    pub fn evaluator_share(&self) -> f64 {
+        self.stats.evaluator_seconds / self.seconds
+    }
+
+    /// The share of the time spent in the network's forward passes: the
+    /// throughput self-play reaches, as a share of what the network alone
+    /// reaches on the same batches in the same run.
+    pub fn forward_share(&self) -> f64 {
+        self.forward_seconds / self.seconds
+    }
+
+    /// Positions per second of the bare network, from the probes.
+    pub fn raw_per_second(&self) -> Option<f64> {
+        self.raw.map(|(positions, seconds, _)| positions as f64 / seconds.max(1e-9))
+    }
+
+    pub fn mean_batch(&self) -> f64 {
+        self.stats.evaluations as f64 / self.stats.batches.max(1) as f64
+    }
+}
+
+/// Plays games with the network from `options.model`, writing the finished
+/// ones in shards into `options.out`. With a model folder, a newer
+/// checkpoint there is picked up after each finished game. A checkpoint's
+/// description (encoding version, network shape) is checked before it plays.
+pub fn run(options: RunOptions) -> Result<RunReport> {
+    std::fs::create_dir_all(&options.out)
+        .with_context(|| format!("cannot create games folder {}", options.out.display()))?;
+    let p = &options.config.selfplay;
+    tch::set_num_threads(p.torch_threads);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(p.search_threads())
+        .build()
+        .context("cannot start the search threads")?;
+    let mut follower = Follower::start(&options)?;
+    tracing::info!(model = follower.name, device = ?options.device, "self-play starts");
+    let mut sink = Sink::new(&options)?;
+    let mut reporter = Reporter::new(options.progress, options.games);
+    let mut probe = RawProbe::new(options.probe_raw);
+    let mut generator = Generator::new(options.config.clone(), options.seed, options.games, &options.worker);
+    let mut constant = ConstantForward;
+    let start = Instant::now();
+    let elapsed = |probe: &RawProbe| start.elapsed().as_secs_f64() - probe.paused;
+    while generator.active() > 0 && !stopping(&options, elapsed(&probe)) {
+        probe.measure(&follower.network, &generator.stats, &options.config);
+        let forward: &mut dyn Forward = if options.constant_network { &mut constant } else { &mut follower.network };
+        let finished = generator.step(forward, &pool, &follower.name);
+        let count = finished.len() as u64;
+        sink.take(finished)?;
+        if count > 0 {
+            follower.pick_up_newer(&options)?;
+        }
+        reporter.step(count, &generator, sink.writer.shards(), &follower.name, elapsed(&probe));
+    }
+    sink.finish()?;
+    reporter.finish();
+    let (seconds, stats) = (elapsed(&probe), generator.stats);
+    Ok(RunReport {
+        stats,
+        seconds,
+        forward_seconds: follower.forward_seconds(),
+        raw: probe.report(),
+        shards: sink.writer.shards(),
+        shard_bytes: sink.writer.bytes,
+    })
+}
+
+/// Whether the run's time is up or it was asked to stop.
+fn stopping(options: &RunOptions, elapsed: f64) -> bool {
+    options.duration.is_some_and(|d| elapsed >= d.as_secs_f64())
+        || options.stop.as_ref().is_some_and(|stop| stop.load(Ordering::Relaxed))
+}
+
+/// The network self-play plays with, following its model source: when
+/// games finish, a newer checkpoint (of a folder or a store) replaces it. A checkpoint that cannot be loaded gives way to the newest older one.
+struct Follower {
+    network: Network,
+    /// The checkpoint the source named last.
+    current: Option<PathBuf>,
+    /// The model's name in games and logs.
+    name: String,
+    /// Forward-pass seconds of the networks replaced so far.
+    forward_before: f64,
+}
+
+impl Follower {
+    fn start(options: &RunOptions) -> Result<Follower> {
+        let current = options.model.current()?;
+        let (network, name) = Follower::load(options, current.as_ref())?;
+        Ok(Follower { network, current, name, forward_before: 0.0 })
+    }
+
+    fn load(options: &RunOptions, path: Option<&PathBuf>) -> Result<(Network, String)> {
+        match path {
+            Some(p) => {
+                let (network, _, used) = load_checkpoint_or_older(p, options.device)?;
+                Ok((network, model_name(Some(&used))))
+            }
+            None => Ok((Network::new(&options.config.network, options.device, options.seed as i64), model_name(None))),
+        }
+    }
+
+    fn pick_up_newer(&mut self, options: &RunOptions) -> Result<()> {
+        if !options.model.follows_training() {
+            return Ok(());
+        }
+        let newest = options.model.current()?;
+        if newest != self.current {
+            self.forward_before += self.network.forward_seconds;
+            (self.network, self.name) = Follower::load(options, newest.as_ref())?;
+            self.current = newest;
+            tracing::info!(model = self.name, "picked up a new checkpoint");
+        }
+        Ok(())
+    }
+
+    fn forward_seconds(&self) -> f64 {
+        self.forward_before + self.network.forward_seconds
+    }
+}
+
+/// Where finished games go: shards in the games folder (or outbox), each
+/// uploaded to the run's store when it has one. A failed upload leaves the
+/// shard in the outbox for the next try.
+struct Sink {
+    writer: ShardWriter,
+    out: PathBuf,
+    upload: Option<Arc<Store>>,
+}
+
+impl Sink {
+    fn new(options: &RunOptions) -> Result<Sink> {
+        let p = &options.config.selfplay;
+        let shard_seconds = Duration::from_secs_f64(p.shard_seconds);
+        let writer = ShardWriter::new(&options.out, &options.worker, p.shard_games, shard_seconds)?;
+        Ok(Sink { writer, out: options.out.clone(), upload: options.upload.clone() })
+    }
+
+    /// Adds finished games, writing a shard when one is full or due.
+    fn take(&mut self, games: Vec<GameFile>) -> Result<()> {
+        let mut written = self.writer.flush_if_due()?.is_some();
+        for game in games {
+            written |= self.writer.push(game)?.is_some();
+        }
+        if let (true, Some(store)) = (written, &self.upload) {
+            if let Err(e) = store.upload_outbox(&self.out, "") {
+                tracing::warn!("uploading shards: {e:#} (kept in {} for the next try)", self.out.display());
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the games left and uploads every shard of the outbox.
+    fn finish(&mut self) -> Result<()> {
+        self.writer.flush()?;
+        if let Some(store) = &self.upload {
+            crate::store::retry_forever("uploading shards", || store.upload_outbox(&self.out, ""));
+        }
+        Ok(())
+    }
+}
+
+/// With `probe_raw`, every couple of seconds: the bare network timed on a
+/// fixed batch of self-play's mean size, on the thread that runs
+/// self-play's forward passes; its time is left out of the run's.
+struct RawProbe {
+    enabled: bool,
+    /// The probe's input and batch, fixed at the first probe.
+    input: Option<(Vec<f32>, usize)>,
+    positions: u64,
+    seconds: f64,
+    last: Instant,
+    /// Seconds spent probing.
+    paused: f64,
+}
+
+impl RawProbe {
+    fn new(enabled: bool) -> RawProbe {
+        RawProbe { enabled, input: None, positions: 0, seconds: 0.0, last: Instant::now(), paused: 0.0 }
+    }
+
+    fn measure(&mut self, network: &Network, stats: &Stats, config: &Config) {
+        if !self.enabled || stats.batches == 0 || self.last.elapsed() < Duration::from_secs(2) {
+            return;
+        }
+        let start = Instant::now();
+        let (input, batch) = self.input.get_or_insert_with(|| {
+            let batch = (stats.evaluations as f64 / stats.batches as f64).round().max(1.0) as usize;
+            (crate::bench::forward_input(config.selfplay.variant, batch), batch)
+        });
+        let (positions, seconds) = crate::bench::time_forward(network, input, *batch, Duration::from_millis(200));
+        self.positions += positions;
+        self.seconds += seconds;
+        self.paused += start.elapsed().as_secs_f64();
+        self.last = Instant::now();
+    }
+
+    fn report(&self) -> Option<(u64, f64, usize)> {
+        self.input.as_ref().map(|(_, batch)| (self.positions, self.seconds, *batch))
+    }
+}
+
+/// The progress bar, and one status line a minute for logs (a worker's
+/// output is rarely a terminal).
+struct Reporter {
+    progress: bool,
+    bar: ProgressBar,
+    last_status: Instant,
+}
+
+impl Reporter {
+    fn new(progress: bool, games: Option<u64>) -> Reporter {
+        let bar = match (progress, games) {
+            (false, _) => ProgressBar::hidden(),
+            (true, Some(n)) => ProgressBar::new(n),
+            (true, None) => ProgressBar::new_spinner(),
+        };
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos}/{len} games {msg}")
+                .expect("valid progress template"),
+        );
+        Reporter { progress, bar, last_status: Instant::now() }
+    }
+
+    fn step(&mut self, finished: u64, generator: &Generator, shards: u64, model: &str, seconds: f64) {
+        self.bar.inc(finished);
+        let (s, secs) = (generator.stats, seconds.max(1e-9));
+        if self.progress && self.last_status.elapsed() >= STATUS_EVERY {
+            tracing::info!(
+                games = s.games,
+                games_per_second = format!("{:.2}", s.games as f64 / secs),
+                evaluations_per_second = format!("{:.0}", s.evaluations as f64 / secs),
+                shards,
+                model,
+                "self-play status"
+            );
+            self.last_status = Instant::now();
+        }
+        self.bar.set_message(format!(
+            "| {:.0} actions/s | {:.0} evals/s | mean length {:.1} | {}",
+            s.actions as f64 / secs,
+            s.evaluations as f64 / secs,
+            generator.mean_game_length(),
+            model
+        ));
+    }
+
+    fn finish(&self) {
+        self.bar.finish();
+    }
+}
