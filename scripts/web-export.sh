@@ -3,11 +3,16 @@
 # the board (scripts/web-build.sh) and the exported model (gipf export) in
 # model/.
 #
-#   scripts/web-export.sh CHECKPOINT DIR     then: scripts/serve-web.sh DIR
+#   scripts/web-export.sh [CHECKPOINT] DIR   then: scripts/serve-web.sh DIR
+#
+# Without a checkpoint, the reference model (models/reference.safetensors).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ $# -eq 1 ]; then
+    set -- models/reference.safetensors "$1"
+fi
 if [ $# -ne 2 ]; then
-    echo "usage: scripts/web-export.sh CHECKPOINT DIR" >&2
+    echo "usage: scripts/web-export.sh [CHECKPOINT] DIR" >&2
     exit 2
 fi
 scripts/setup-torch.sh

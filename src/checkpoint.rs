@@ -162,6 +162,29 @@ pub fn load_checkpoint_or_older(weights: &Path, device: Device) -> Result<(Netwo
     Err(first).with_context(|| format!("no checkpoint of {} up to this one can be loaded", folder.display()))
 }
 
+/// The reference model's name as a player (`reference`, `reference@250ms`).
+pub const REFERENCE: &str = "reference";
+
+/// The reference model (`models/reference.*`: a checkpoint of a default
+/// run; its card with its strength is `models/README.md`), built into the
+/// program: what play, the engine and the arena use when no checkpoint is
+/// named. Written once into the per-user cache (under its sha256, so that a
+/// new reference never meets an old copy), so that a binary run from any
+/// folder has it.
+pub fn reference_checkpoint() -> Result<PathBuf> {
+    const WEIGHTS: &[u8] = include_bytes!("../models/reference.safetensors");
+    const DESCRIPTION: &[u8] = include_bytes!("../models/reference.json");
+    let dir = crate::cache_dir().join(REFERENCE).join(&crate::store::sha256_hex(WEIGHTS)[..16]);
+    let weights = dir.join("reference.safetensors");
+    if !weights.is_file() {
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        // The weights last: present weights mean a whole checkpoint.
+        crate::durable::write_atomic(&weights.with_extension("json"), DESCRIPTION)?;
+        crate::durable::write_atomic(&weights, WEIGHTS)?;
+    }
+    Ok(weights)
+}
+
 /// The file in a models folder naming the checkpoint that passed the gate
 /// (when the loop gates new checkpoints on the arena).
 pub const BEST_FILE: &str = "best.json";

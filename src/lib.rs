@@ -2,7 +2,7 @@
 //! core (`gipf-core`: `rules`, `encoding`, `search`, the baseline players),
 //! re-exported here. Modules in dependency order: the core ← `net` ←
 //! `config`, `durable`, `games` ← `shards`, `store`, `checkpoint`, `lease` ← `selfplay`, `train`,
-//! `players` ← `arena`, `engine`, `export`, `bench`.
+//! `players` ← `arena`, `engine`, `export`, `serve`, `bench`.
 
 pub use gipf_core::{encoding, rules, search};
 
@@ -19,6 +19,7 @@ pub mod export;
 pub mod games;
 pub mod lease;
 pub mod selfplay;
+pub mod serve;
 pub mod shards;
 pub mod store;
 pub mod train;

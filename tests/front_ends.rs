@@ -209,8 +209,10 @@ fn the_engine_answers_each_command_once() {
     let out = success(&gipf(&["engine", "--player", "uct:20", "--variant", "tournament"], "go\nname\n"));
     assert!(out.lines().next().unwrap().starts_with("action G"), "tournament starts with a GIPF push: {out}");
     assert_eq!(out.lines().nth(1), Some("name gipf uct:20"));
-    let out = gipf(&["engine"], "");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--model CHECKPOINT or --player"));
+    // No player named: the reference model shipped with the program.
+    let out = success(&gipf(&["engine", "--sims", "8"], "go\nname\n"));
+    assert!(out.lines().next().unwrap().starts_with("action "), "{out}");
+    assert_eq!(out.lines().nth(1), Some("name gipf reference (8 sims)"), "{out}");
 }
 
 #[test]

@@ -15,4 +15,5 @@ mod perft;
 mod properties;
 mod s3;
 mod seeds;
+mod serve;
 mod web;

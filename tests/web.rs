@@ -1,8 +1,7 @@
 //! The web board in a real headless Chromium (Debian's `chromium`, driven by
-//! npm `playwright-core` from `web/tests/browser.mjs`): a folder as
-//! `scripts/web-export.sh` writes it (the static files of
-//! `scripts/web-build.sh` in `web/dist/`, and a checkpoint exported by `gipf
-//! export`), served on 127.0.0.1. A whole game against the model played by
+//! npm `playwright-core` from `web/tests/browser.mjs`), served by `gipf
+//! serve` on 127.0.0.1: the static files of `scripts/web-build.sh` in
+//! `web/dist/`, and a checkpoint it exports for the page. A whole game against the model played by
 //! clicks, illegal clicks refused with a message, undo, a removal keeping a
 //! GIPF piece, no request off the page's origin, and parity with the native
 //! engine: the same network outputs within 1e-4 and the same choices.
@@ -25,7 +24,7 @@ use serde_json::{json, Value};
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const SIMULATIONS: u32 = 64;
 
-/// A static file server on 127.0.0.1, stopped when dropped.
+/// `gipf serve` on 127.0.0.1, stopped when dropped.
 struct Server(Child);
 
 impl Drop for Server {
@@ -35,21 +34,25 @@ impl Drop for Server {
     }
 }
 
-fn serve(dir: &Path) -> (Server, String) {
+/// `gipf serve` of `weights` (exported into the cache `cache`) and the built page.
+fn serve(weights: &Path, cache: &Path) -> (Server, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(Path::new(ROOT).join("scripts/serve-web.sh"))
-        .arg(dir)
-        .arg(port.to_string())
+    let child = Command::new(env!("CARGO_BIN_EXE_gipf"))
+        .args(["serve", "--model", weights.to_str().unwrap(), "--port", &port.to_string()])
+        .current_dir(ROOT)
+        .env("GIPF_CACHE", cache)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
+    let mut server = Server(child);
     let start = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(20), "the file server did not start");
+        assert!(server.0.try_wait().unwrap().is_none(), "gipf serve stopped");
+        assert!(start.elapsed() < Duration::from_secs(120), "gipf serve did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
-    (Server(child), format!("http://127.0.0.1:{port}/"))
+    (server, format!("http://127.0.0.1:{port}/"))
 }
 
 /// Positions of the standard game after a few random actions, with the actions.
@@ -89,19 +92,10 @@ fn the_web_board_plays_in_a_browser_as_the_native_engine() {
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     assert!(Path::new(&chromium).is_file(), "no Chromium at {chromium} (scripts/setup-web.sh installs it)");
 
-    // A checkpoint of the CPU config's network, exported beside the page.
+    // A checkpoint of the CPU config's network, which `gipf serve` exports for the page.
     let dir = tempfile::tempdir().unwrap();
     let config = Config::load(&Path::new(ROOT).join("configs/cpu.toml")).unwrap();
     let weights = Trainer::new(&config, tch::Device::Cpu, 5).save(&dir.path().join("models")).unwrap();
-    let site = dir.path().join("site");
-    let copy = Command::new("cp").arg("-r").arg(&dist).arg(&site).status().unwrap();
-    assert!(copy.success());
-    let export = Command::new(env!("CARGO_BIN_EXE_gipf"))
-        .args(["export", weights.to_str().unwrap(), "--out", site.join("model").to_str().unwrap()])
-        .current_dir(ROOT)
-        .output()
-        .unwrap();
-    assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
 
     let search = SearchConfig { batch_size: 4, ..config.search };
     let cases = positions(20);
@@ -113,7 +107,7 @@ fn the_web_board_plays_in_a_browser_as_the_native_engine() {
             input
         })
         .collect();
-    let (_server, url) = serve(&site);
+    let (_server, url) = serve(&weights, &dir.path().join("cache"));
     let job = dir.path().join("job.json");
     let actions: Vec<&Vec<String>> = cases.iter().map(|(a, _)| a).collect();
     let spec = json!({"url": url, "chromium": chromium, "positions": actions, "planes": planes,

@@ -40,6 +40,7 @@ impl fmt::Display for Budget {
 /// A player described on the command line: `random`, `greedy`, `uct:N` (N
 /// random playouts per action), `alphabeta:D` (alpha-beta to D pushes) or
 /// `alphabeta:MSms` (iterative deepening for MS milliseconds per action), or
+/// `reference` (the reference model shipped with the program), or
 /// a checkpoint's weights file (or a models folder, for its best checkpoint
 /// or else its newest; or its URL in an object store, or a store's models
 /// folder for its newest: see [`crate::store::fetch_checkpoint`]),
@@ -72,7 +73,9 @@ impl PlayerSpec {
                 }
             }
             _ if text.starts_with("alphabeta:") => PlayerSpec::AlphaBeta { limit: parse_limit(text)? },
-            "" => bail!("empty player: expected random, greedy, uct:N, alphabeta:D or a checkpoint's weights file"),
+            "" => bail!(
+                "empty player: expected random, greedy, uct:N, alphabeta:D, reference or a checkpoint's weights file"
+            ),
             _ => {
                 let (path, options) = match text.rsplit_once('@') {
                     Some((path, options)) => {
@@ -82,6 +85,7 @@ impl PlayerSpec {
                 };
                 let weights = match crate::store::is_url(path) {
                     true => crate::store::fetch_checkpoint(path).with_context(|| format!("player '{text}'"))?,
+                    false if path == crate::checkpoint::REFERENCE => crate::checkpoint::reference_checkpoint()?,
                     // A models folder plays its best checkpoint, else its newest.
                     false if Path::new(path).is_dir() => crate::checkpoint::ModelSource::Folder(path.into())
                         .current()
@@ -384,5 +388,15 @@ mod tests {
             let err = PlayerSpec::parse(&format!("{}@64,{bad}", file.display()), sims).unwrap_err();
             assert!(format!("{err:#}").contains(&format!("'{bad}': expected batch=N")), "{err:#}");
         }
+    }
+
+    /// `reference` is the model shipped with the program, and it plays.
+    #[test]
+    fn the_reference_model_loads_and_plays() {
+        let spec = PlayerSpec::parse("reference@8", Budget::Simulations(64)).unwrap();
+        assert_eq!(spec.name(), "reference (8 sims)");
+        let mut player = spec.build(Device::Cpu, &SearchConfig::default(), 1).unwrap();
+        let pos = crate::rules::Position::new(crate::rules::Variant::Standard);
+        assert!(pos.is_legal(player.choose(&pos)));
     }
 }

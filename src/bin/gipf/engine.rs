@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use gipf::config::Config;
 use gipf::engine::Engine;
 use gipf::net::parse_device;
@@ -12,7 +12,9 @@ use gipf::rules::Variant;
 /// Who plays for the program: a checkpoint or a baseline.
 #[derive(clap::Args)]
 pub struct PlayerArgs {
-    /// A checkpoint's weights (models/step-NNNNNNNN.safetensors, its .json beside it).
+    /// A checkpoint's weights (models/step-NNNNNNNN.safetensors, its .json
+    /// beside it), or a models folder; without it or --player, the reference
+    /// model shipped with the program.
     #[arg(long, conflicts_with = "player")]
     model: Option<PathBuf>,
     /// A baseline instead: random, greedy, uct:N, alphabeta:D or alphabeta:MSms.
@@ -41,7 +43,8 @@ impl PlayerArgs {
         let spec = match (&self.model, &self.player) {
             (Some(model), _) => PlayerSpec::parse(&model.to_string_lossy(), budget)?,
             (None, Some(player)) => PlayerSpec::parse(player, budget)?,
-            (None, None) => bail!("say who plays: --model CHECKPOINT or --player random|greedy|uct:N|alphabeta:D"),
+            // No one named: the reference model shipped with the program.
+            (None, None) => PlayerSpec::parse(gipf::checkpoint::REFERENCE, budget)?,
         };
         let config = Config::load(&self.config)?;
         tch::set_num_threads(config.selfplay.torch_threads);

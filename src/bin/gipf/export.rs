@@ -1,6 +1,6 @@
 //! `gipf export`: a checkpoint as TorchScript, ONNX, safetensors and a model card.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
@@ -62,11 +62,15 @@ pub fn run(args: Args) -> Result<()> {
     if args.no_onnx {
         return Ok(());
     }
-    let python = python(args.python)?;
-    let script = args.out.join(".export_onnx.py");
+    to_onnx(&args.out, args.python)
+}
+
+/// Converts the TorchScript module in `out` to ONNX beside it, with Python.
+pub fn to_onnx(out: &Path, python: Option<PathBuf>) -> Result<()> {
+    let python = self::python(python)?;
+    let script = out.join(".export_onnx.py");
     std::fs::write(&script, EXPORT_ONNX).with_context(|| format!("cannot write {}", script.display()))?;
-    let status =
-        Command::new(&python).arg(&script).arg(args.out.join(TORCHSCRIPT_FILE)).arg(args.out.join(ONNX_FILE)).status();
+    let status = Command::new(&python).arg(&script).arg(out.join(TORCHSCRIPT_FILE)).arg(out.join(ONNX_FILE)).status();
     std::fs::remove_file(&script).ok();
     let status = status
         .with_context(|| format!("cannot run {} for the ONNX conversion (--no-onnx skips it)", python.display()))?;

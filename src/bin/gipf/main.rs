@@ -6,6 +6,7 @@ mod engine;
 mod export;
 mod looping;
 mod play;
+mod serve;
 
 use clap::{Parser, Subcommand};
 
@@ -32,6 +33,8 @@ enum Command {
     Engine(engine::Args),
     /// Write a checkpoint as TorchScript, ONNX, safetensors and a model card for other front-ends.
     Export(export::Args),
+    /// Serve the web board playing a checkpoint (the reference model by default) on 127.0.0.1.
+    Serve(serve::Args),
     /// Measure throughput.
     #[command(subcommand)]
     Bench(bench::Bench),
@@ -49,6 +52,7 @@ fn main() {
         Command::Export(args) => export::run(args),
         Command::Play(args) => play::run(args),
         Command::Engine(args) => engine::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     if let Err(err) = result {
         eprintln!("gipf: {err:#}");

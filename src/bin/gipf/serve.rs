@@ -1,0 +1,67 @@
+//! `gipf serve`: the web board playing a model, in one command.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use gipf::checkpoint::{reference_checkpoint, ModelSource};
+use gipf::export::{export, ONNX_FILE};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The checkpoint the board plays: a weights file, a models folder (its
+    /// best, else its newest) or an s3:// URL [default: the reference model].
+    #[arg(long)]
+    model: Option<String>,
+    #[arg(long, default_value_t = 8000)]
+    port: u16,
+    /// The address to listen on; anything but 127.0.0.1 opens the board to the network.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: std::net::IpAddr,
+    /// The built page (scripts/web-build.sh writes web/dist).
+    #[arg(long, default_value = "web/dist")]
+    page: PathBuf,
+}
+
+/// The weights the board plays.
+fn checkpoint(model: Option<&str>) -> Result<PathBuf> {
+    Ok(match model {
+        None => reference_checkpoint()?,
+        Some(url) if gipf::store::is_url(url) => gipf::store::fetch_checkpoint(url)?,
+        Some(dir) if Path::new(dir).is_dir() => {
+            ModelSource::Folder(dir.into()).current()?.with_context(|| format!("no checkpoint in {dir} yet"))?
+        }
+        Some(file) => PathBuf::from(file),
+    })
+}
+
+/// The checkpoint exported for the page (ONNX, card), once, into the cache
+/// under the weights' sha256.
+fn exported(weights: &Path) -> Result<PathBuf> {
+    let bytes = std::fs::read(weights).with_context(|| format!("cannot read checkpoint {}", weights.display()))?;
+    use sha2::Digest;
+    let digest: String = sha2::Sha256::digest(&bytes).iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let dir = gipf::cache_dir().join("serve").join(digest);
+    if !dir.join(ONNX_FILE).is_file() {
+        let temporary = dir.with_extension("partial");
+        let _ = std::fs::remove_dir_all(&temporary);
+        export(weights, &temporary)?;
+        crate::export::to_onnx(&temporary, None)?;
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::rename(&temporary, &dir).with_context(|| format!("cannot write {}", dir.display()))?;
+    }
+    Ok(dir)
+}
+
+pub fn run(args: Args) -> Result<()> {
+    anyhow::ensure!(
+        args.page.join("index.html").is_file(),
+        "{}: no built page; build it with scripts/web-build.sh (or name it with --page)",
+        args.page.display()
+    );
+    let weights = checkpoint(args.model.as_deref())?;
+    let model = exported(&weights)?;
+    let addr = SocketAddr::new(args.host, args.port);
+    println!("serving the board with {} on http://{addr}/ (Ctrl-C stops)", weights.display());
+    gipf::serve::serve(&args.page, &model, addr)
+}

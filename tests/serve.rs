@@ -1,0 +1,70 @@
+//! `gipf serve`'s routes on 127.0.0.1 (`src/serve.rs`), asked with raw
+//! HTTP requests so that no client tidies a path first: the page and the
+//! model are served with their types, nothing outside their folders is.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+
+/// Serves `page` and `model` from a thread of the test process; the port.
+fn start(page: &Path, model: &Path) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (page, model) = (page.to_path_buf(), model.to_path_buf());
+    std::thread::spawn(move || gipf::serve::serve_on(listener, &page, &model).unwrap());
+    port
+}
+
+/// The status, the headers (lower case) and the body of `GET path`.
+fn get(port: u16, path: &str) -> (u16, String, Vec<u8>) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let split = response.windows(4).position(|w| w == b"\r\n\r\n").expect("a whole response");
+    let head = String::from_utf8_lossy(&response[..split]).to_lowercase();
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("a status");
+    (status, head, response[split + 4..].to_vec())
+}
+
+#[test]
+fn the_page_and_the_model_are_served_and_nothing_outside_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (page, model) = (dir.path().join("page"), dir.path().join("model"));
+    std::fs::create_dir_all(&page).unwrap();
+    std::fs::create_dir_all(&model).unwrap();
+    std::fs::write(page.join("index.html"), "<html>board</html>").unwrap();
+    std::fs::write(page.join("engine.wasm"), b"\0asm").unwrap();
+    let onnx: Vec<u8> = (0..400_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(model.join("model.onnx"), &onnx).unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "secret").unwrap();
+    let port = start(&page, &model);
+
+    let (status, _, body) = get(port, "/");
+    assert_eq!((status, body.as_slice()), (200, &b"<html>board</html>"[..]));
+    let (status, head, _) = get(port, "/engine.wasm");
+    assert!(status == 200 && head.contains("content-type: application/wasm"), "{head}");
+    let (status, _, body) = get(port, "/model/model.onnx");
+    assert!(status == 200 && body == onnx, "{status}");
+    for path in [
+        "/missing.js",
+        "/model/missing.onnx",
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/model/../../secret.txt",
+        "/model/%2e%2e/%2e%2e/secret.txt",
+        "/..%2fsecret.txt",
+        "/model/..%2F..%2Fsecret.txt",
+    ] {
+        let (status, _, body) = get(port, path);
+        assert_eq!(status, 404, "{path}");
+        assert!(!String::from_utf8_lossy(&body).contains("secret"), "{path}");
+    }
+
+    // 50 requests for the model at once, each answered whole.
+    let answers: Vec<(u16, usize)> = std::thread::scope(|scope| {
+        let asks: Vec<_> = (0..50).map(|_| scope.spawn(|| get(port, "/model/model.onnx"))).collect();
+        asks.into_iter().map(|a| a.join().unwrap()).map(|(status, _, body)| (status, body.len())).collect()
+    });
+    assert!(answers.iter().all(|&answer| answer == (200, onnx.len())), "{answers:?}");
+}
