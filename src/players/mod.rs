@@ -49,7 +49,8 @@ impl fmt::Display for Budget {
 /// (time per action), then after commas whether it keeps its tree between
 /// decisions (`...@500ms,fresh`, `...@200,keep`; by default it keeps it
 /// under a time budget only) and how many leaves it evaluates at once
-/// (`...@250ms,batch=16`; by default the config's `search.batch_size`).
+/// (`...@250ms,batch=8`; by default [`TIMED_BATCH`] under a time budget
+/// and the config's `search.batch_size` under a simulation budget).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
     Random,
@@ -145,11 +146,26 @@ impl PlayerSpec {
             PlayerSpec::Uct { playouts } => Box::new(Uct::new(*playouts, rand::SeedableRng::seed_from_u64(seed))),
             PlayerSpec::AlphaBeta { limit } => Box::new(AlphaBeta::new(*limit, monotonic)),
             PlayerSpec::Network { weights, budget, keep_tree, batch } => {
-                let search = SearchConfig { batch_size: batch.unwrap_or(search.batch_size), ..*search };
+                let search = SearchConfig { batch_size: batch_size(*batch, *budget, search), ..*search };
                 Box::new(NetworkPlayer::load(weights, device, *budget, *keep_tree, &search)?)
             }
         })
     }
+}
+
+/// Leaves a timed checkpoint player evaluates at once unless told: the
+/// simulations gained in the same time outweigh the leaves chosen under
+/// virtual loss (+191 and +176 Elo over 4 at 250 ms per action, on two
+/// checkpoints; `docs/experiments.md`). A simulation budget keeps the
+/// config's batch, so that fixed-simulation matches stay a fixed measure.
+pub const TIMED_BATCH: usize = 16;
+
+/// The leaves per forward pass of a checkpoint player.
+fn batch_size(batch: Option<usize>, budget: Budget, search: &SearchConfig) -> usize {
+    batch.unwrap_or(match budget {
+        Budget::Time(_) => TIMED_BATCH,
+        Budget::Simulations(_) => search.batch_size,
+    })
 }
 
 /// `alphabeta:D` (depth in pushes, 1..=32) or `alphabeta:MSms`.
@@ -398,5 +414,14 @@ mod tests {
         let mut player = spec.build(Device::Cpu, &SearchConfig::default(), 1).unwrap();
         let pos = crate::rules::Position::new(crate::rules::Variant::Standard);
         assert!(pos.is_legal(player.choose(&pos)));
+    }
+
+    #[test]
+    fn a_timed_player_evaluates_sixteen_leaves_at_once_unless_told() {
+        let search = SearchConfig { batch_size: 4, ..SearchConfig::default() };
+        let (timed, sims) = (Budget::Time(Duration::from_millis(250)), Budget::Simulations(64));
+        assert_eq!(batch_size(None, timed, &search), TIMED_BATCH);
+        assert_eq!(batch_size(None, sims, &search), 4, "a fixed measure stays fixed");
+        assert_eq!(batch_size(Some(8), timed, &search), 8);
     }
 }
