@@ -218,6 +218,11 @@ pub fn set_best_checkpoint(dir: &Path, weights: &Path) -> Result<()> {
     crate::durable::write_atomic(&dir.join(BEST_FILE), serde_json::to_string(&Best { checkpoint })?.as_bytes())
 }
 
+/// The name of the trainer's checkpoint files at `step`, without extension.
+pub fn checkpoint_stem(step: u64) -> String {
+    format!("step-{step:08}")
+}
+
 /// Accepts only the names the trainer gives a checkpoint's files,
 /// `step-NNNNNNNN.json`, `.optim` or `.safetensors` (eight digits or more):
 /// a name read from a store or a file becomes a local path only if it
@@ -293,7 +298,7 @@ pub fn prune(dir: &Path, keep_last: usize, keep_every_steps: u64) -> Result<Vec<
         }
         _ => Ok(()),
     };
-    let stem = |step: u64| dir.join(format!("step-{step:08}"));
+    let stem = |step: u64| dir.join(checkpoint_stem(step));
     for &step in plan.remove.iter().chain(&plan.drop_optimizer) {
         remove_file(stem(step).with_extension("optim"))?;
     }

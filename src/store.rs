@@ -75,7 +75,8 @@ impl std::fmt::Debug for Store {
     }
 }
 
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+/// The sha256 of `bytes`, in hexadecimal.
+pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -298,7 +299,7 @@ impl Store {
         let removals = plan.remove.iter().flat_map(|step| ["safetensors", "json", "optim"].map(|ext| (*step, ext)));
         let optimizers = plan.drop_optimizer.iter().map(|step| (*step, "optim"));
         for (step, ext) in removals.chain(optimizers) {
-            let name = format!("step-{step:08}.{ext}");
+            let name = format!("{}.{ext}", crate::checkpoint::checkpoint_stem(step));
             if names.contains(&name) {
                 self.delete(&join(folder, &name))?;
             }

@@ -86,10 +86,6 @@ pub struct Trainer {
     pub config: Config,
 }
 
-fn checkpoint_stem(step: u64) -> String {
-    format!("step-{step:08}")
-}
-
 impl Trainer {
     /// A fresh network (weights drawn from `seed`).
     pub fn new(config: &Config, device: Device, seed: i64) -> Trainer {
@@ -233,7 +229,7 @@ impl Trainer {
             }
         }
         std::fs::create_dir_all(models).with_context(|| format!("cannot create {}", models.display()))?;
-        let stem = checkpoint_stem(self.step);
+        let stem = crate::checkpoint::checkpoint_stem(self.step);
         let meta = CheckpointMeta {
             format: CHECKPOINT_FORMAT,
             step: self.step,

@@ -39,9 +39,7 @@ fn checkpoint(model: Option<&str>) -> Result<PathBuf> {
 /// under the weights' sha256.
 fn exported(weights: &Path) -> Result<PathBuf> {
     let bytes = std::fs::read(weights).with_context(|| format!("cannot read checkpoint {}", weights.display()))?;
-    use sha2::Digest;
-    let digest: String = sha2::Sha256::digest(&bytes).iter().take(8).map(|b| format!("{b:02x}")).collect();
-    let dir = gipf::cache_dir().join("serve").join(digest);
+    let dir = gipf::cache_dir().join("serve").join(&gipf::store::sha256_hex(&bytes)[..16]);
     if !dir.join(ONNX_FILE).is_file() {
         let temporary = dir.with_extension("partial");
         let _ = std::fs::remove_dir_all(&temporary);
