@@ -2,7 +2,7 @@
 # The test command: formatting, lints, and the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for tool in cargo rustfmt cargo-clippy; do
+for tool in cargo rustfmt cargo-clippy clippy-driver; do
     command -v "$tool" >/dev/null || { echo "test.sh: $tool is missing (install the Rust toolchain with rustfmt and clippy)" >&2; exit 1; }
 done
 scripts/setup-torch.sh
@@ -11,9 +11,13 @@ WEED="$(scripts/setup-s3.sh)"
 export WEED
 scripts/check-k8s.sh
 cargo fmt --all -- --check
-# The test profile, so that the build scripts' outputs (the C and C++ of
-# aws-lc-sys and torch-sys) and the proc macros are shared with the tests.
-cargo clippy --workspace --all-targets --locked --profile test -- -D warnings
+# Lints and tests share one build: clippy is the workspace's compiler
+# (CLIPPY_ARGS is how cargo-clippy hands it its flags), so the dependencies
+# are compiled once, for the tests, instead of checked and then compiled.
+RUSTC_WORKSPACE_WRAPPER=clippy-driver
+CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
+cargo build --workspace --all-targets --locked --profile test
 # The web board's static files, for its browser tests (the core built for
 # wasm32-unknown-unknown, onnxruntime-web, Chromium), and its exports' lints.
 scripts/web-build.sh >/dev/null

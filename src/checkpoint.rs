@@ -2,6 +2,9 @@
 //! newest checkpoint in a folder (checked again as training writes more).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -320,7 +323,7 @@ pub enum ModelSource {
     Folder(PathBuf),
     /// The checkpoint named in the store's `latest.json`, downloaded into
     /// a local folder; the store is asked again at most every [`POLL`].
-    Store(std::sync::Arc<RemoteModels>),
+    Store(Arc<RemoteModels>),
 }
 
 /// How often self-play asks an object store for a newer checkpoint.
@@ -335,9 +338,13 @@ pub const CACHED_CHECKPOINTS: usize = 3;
 pub struct RemoteModels {
     pub store: crate::store::Store,
     pub cache: PathBuf,
-    last: std::sync::Mutex<Option<(std::time::Instant, Option<PathBuf>)>>,
+    /// When the store last answered or failed, and the weights it named
+    /// last; `None` before its first answer.
+    last: Mutex<Option<(Instant, Option<PathBuf>)>>,
+    /// Whether a poll is running on its own thread.
+    polling: AtomicBool,
     /// The `latest.json` last downloaded, and its local weights.
-    downloaded: std::sync::Mutex<Option<(crate::store::Latest, PathBuf)>>,
+    downloaded: Mutex<Option<(crate::store::Latest, PathBuf)>>,
 }
 
 impl RemoteModels {
@@ -356,28 +363,49 @@ impl RemoteModels {
         Ok(weights)
     }
 
-    fn current(&self) -> Result<Option<PathBuf>> {
-        let mut last = self.last.lock().expect("no panic while polling");
-        if let Some((at, weights)) = last.as_ref() {
-            if at.elapsed() < POLL {
-                return Ok(weights.clone());
-            }
-        }
-        let newest = self.store.latest("").and_then(|latest| match latest {
+    /// Asks the store for its newest checkpoint and downloads it.
+    fn ask(&self) -> Result<Option<PathBuf>> {
+        match self.store.latest("")? {
             Some(latest) => Ok(Some(self.download(latest)?)),
             None => Ok(None),
-        });
-        let weights = match (newest, last.take()) {
-            (Ok(weights), _) => weights,
-            // Until the store answers again, the checkpoint in use stays.
-            (Err(e), Some((_, weights))) => {
-                tracing::warn!("looking for a newer checkpoint: {e:#} (keeping the current one)");
-                weights
-            }
-            (Err(e), None) => return Err(e),
+        }
+    }
+
+    /// The weights to play with. The first time the store is asked at once
+    /// (its error is the caller's); after that the last answer is given at
+    /// once, and every [`POLL`] the store is asked again on a thread of its
+    /// own, so that a store that stops answering (each request may wait out
+    /// its timeout) never holds up the caller.
+    fn current(self: &Arc<Self>) -> Result<Option<PathBuf>> {
+        let last = self.last.lock().expect("no panic while polling").clone();
+        let Some((at, weights)) = last else {
+            let weights = self.ask()?;
+            *self.last.lock().expect("no panic while polling") = Some((Instant::now(), weights.clone()));
+            return Ok(weights);
         };
-        *last = Some((std::time::Instant::now(), weights.clone()));
+        if at.elapsed() >= POLL && !self.polling.swap(true, Ordering::AcqRel) {
+            let models = self.clone();
+            let poll = std::thread::Builder::new().name("checkpoint-poll".into()).spawn(move || models.poll());
+            if let Err(e) = poll {
+                tracing::warn!("cannot start a checkpoint poll: {e} (trying again later)");
+                self.polling.store(false, Ordering::Release);
+            }
+        }
         Ok(weights)
+    }
+
+    /// One poll of [`RemoteModels::current`]'s thread: until the store
+    /// answers again, the checkpoint in use stays.
+    fn poll(&self) {
+        let newest = self.ask();
+        let mut last = self.last.lock().expect("no panic while polling");
+        let kept = last.take().and_then(|(_, weights)| weights);
+        let weights = newest.unwrap_or_else(|e| {
+            tracing::warn!("looking for a newer checkpoint: {e:#} (keeping the current one)");
+            kept
+        });
+        *last = Some((Instant::now(), weights));
+        self.polling.store(false, Ordering::Release);
     }
 }
 
@@ -398,8 +426,14 @@ impl ModelSource {
 
     /// The checkpoints that `store`'s `latest.json` names, downloaded into `cache`.
     pub fn remote(store: crate::store::Store, cache: PathBuf) -> ModelSource {
-        let models = RemoteModels { store, cache, last: Default::default(), downloaded: Default::default() };
-        ModelSource::Store(std::sync::Arc::new(models))
+        let models = RemoteModels {
+            store,
+            cache,
+            last: Default::default(),
+            polling: AtomicBool::new(false),
+            downloaded: Default::default(),
+        };
+        ModelSource::Store(Arc::new(models))
     }
 
     /// Whether newer checkpoints may appear (a folder, or a store).

@@ -107,6 +107,9 @@ impl Store {
         }
         // A few quick retries only: the callers decide what to do while the
         // store is away (keep the shard in the outbox, keep the model, train on).
+        // rustls's process-wide cryptography (ring; see Cargo.toml). An
+        // error means one is installed already, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let retry = object_store::RetryConfig { max_retries: 3, retry_timeout: RETRY_TIMEOUT, ..Default::default() };
         let store =
             builder.with_retry(retry).build().with_context(|| format!("{url}: cannot configure the object store"))?;

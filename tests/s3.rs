@@ -288,3 +288,17 @@ fn a_second_trainer_on_a_run_is_refused_and_a_stale_lease_is_taken_over() {
     drop(second);
     assert!(root.get(LEASE_FILE).unwrap().is_some(), "the third trainer's lease is left alone");
 }
+
+/// An https endpoint goes through rustls with ring's cryptography: a server
+/// that hangs up during the handshake is an error at start, not a panic.
+#[test]
+fn an_https_endpoint_that_hangs_up_is_an_error_at_start() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("https://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || listener.incoming().for_each(drop));
+    let settings =
+        [("AWS_ENDPOINT_URL", endpoint.as_str()), ("AWS_ACCESS_KEY_ID", "key"), ("AWS_SECRET_ACCESS_KEY", "secret")];
+    let settings = settings.map(|(key, value)| (key.to_string(), value.to_string()));
+    let error = gipf::store::Store::open_with("s3://bucket/run", settings).expect_err("no server there");
+    assert!(format!("{error:#}").contains("s3://bucket/run"), "{error:#}");
+}

@@ -108,3 +108,50 @@ fn a_worker_rides_out_the_store_stopped_and_restarted() {
     assert!(log.contains("keeping the current one") || log.contains("kept in"), "the outage was met: {log}");
     assert_eq!(games.list("").unwrap().len(), 12, "every game stored: {log}");
 }
+
+/// A store that stops answering (it accepts connections and never replies)
+/// does not throttle self-play: checkpoint polls and uploads wait off the
+/// thread that plays, and the shards wait in the outbox.
+#[test]
+fn a_store_that_stops_answering_does_not_slow_self_play() {
+    let server = S3Server::start();
+    let proxy = s3::SilentProxy::start(&server.endpoint);
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("config.toml");
+    let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tiny.toml")).unwrap();
+    std::fs::write(&config_path, tiny.replace("[train]", "shard_games = 1\n\n[train]")).unwrap();
+    let run = format!("s3://{BUCKET}/runs/silent");
+    let config = gipf::config::Config::load(&config_path).unwrap();
+    let weights = gipf::train::Trainer::new(&config, tch::Device::Cpu, 1).save(&dir.path().join("models")).unwrap();
+    server.store(&run).publish_checkpoint("models", &weights, 0).unwrap();
+
+    let games = server.store(&format!("{run}/games"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_selfplay"))
+        .args(["--config", config_path.to_str().unwrap(), "--worker", "w1", "--device", "cpu"])
+        .args(["--out", &format!("{run}/games"), "--model", &format!("{run}/models")])
+        .env("GIPF_CACHE", dir.path().join("cache"))
+        .envs(server.env())
+        .env("AWS_ENDPOINT_URL", &proxy.endpoint)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while games.list("").unwrap().is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no shards stored");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    proxy.silence();
+    // Each request to the silent store waits out its timeout (30 s): on the
+    // playing thread, a few games at most would be written meanwhile.
+    let outbox = dir.path().join("cache/runs").join(gipf::store::file_name_of(&format!("{run}/games"))).join("outbox");
+    let waiting = || gipf::shards::list(&outbox).map_or(0, |shards| shards.len());
+    let silent = Instant::now();
+    while waiting() < 10 && silent.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (written, seconds) = (waiting(), silent.elapsed().as_secs_f64());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(written >= 10, "{written} shards written in {seconds:.0} s while the store was silent");
+}

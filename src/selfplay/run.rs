@@ -222,12 +222,13 @@ impl Follower {
 }
 
 /// Where finished games go: shards in the games folder (or outbox), each
-/// uploaded to the run's store when it has one. A failed upload leaves the
-/// shard in the outbox for the next try.
+/// uploaded to the run's store when it has one, by an [`Uploader`] off the
+/// playing thread. A failed upload leaves the shard in the outbox for the
+/// next try.
 struct Sink {
     writer: ShardWriter,
     out: PathBuf,
-    upload: Option<Arc<Store>>,
+    upload: Option<(Arc<Store>, Uploader)>,
 }
 
 impl Sink {
@@ -235,7 +236,11 @@ impl Sink {
         let p = &options.config.selfplay;
         let shard_seconds = Duration::from_secs_f64(p.shard_seconds);
         let writer = ShardWriter::new(&options.out, &options.worker, p.shard_games, shard_seconds)?;
-        Ok(Sink { writer, out: options.out.clone(), upload: options.upload.clone() })
+        let upload = match &options.upload {
+            Some(store) => Some((store.clone(), Uploader::start(store.clone(), options.out.clone())?)),
+            None => None,
+        };
+        Ok(Sink { writer, out: options.out.clone(), upload })
     }
 
     /// Adds finished games, writing a shard when one is full or due.
@@ -244,10 +249,8 @@ impl Sink {
         for game in games {
             written |= self.writer.push(game)?.is_some();
         }
-        if let (true, Some(store)) = (written, &self.upload) {
-            if let Err(e) = store.upload_outbox(&self.out, "") {
-                tracing::warn!("uploading shards: {e:#} (kept in {} for the next try)", self.out.display());
-            }
+        if let (true, Some((_, uploader))) = (written, &self.upload) {
+            uploader.wake();
         }
         Ok(())
     }
@@ -255,10 +258,51 @@ impl Sink {
     /// Writes the games left and uploads every shard of the outbox.
     fn finish(&mut self) -> Result<()> {
         self.writer.flush()?;
-        if let Some(store) = &self.upload {
+        if let Some((store, uploader)) = self.upload.take() {
+            uploader.stop();
             crate::store::retry_forever("uploading shards", || store.upload_outbox(&self.out, ""));
         }
         Ok(())
+    }
+}
+
+/// Uploads the outbox's shards on its own thread whenever woken, so that a
+/// store that is slow or silent (each request may wait out its timeout)
+/// never holds up the games.
+struct Uploader {
+    wake: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Uploader {
+    fn start(store: Arc<Store>, outbox: PathBuf) -> Result<Uploader> {
+        let (wake, woken) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("shard-upload".into())
+            .spawn(move || {
+                while woken.recv().is_ok() {
+                    // One pass uploads every shard there: the wakes since are served.
+                    while woken.try_recv().is_ok() {}
+                    if let Err(e) = store.upload_outbox(&outbox, "") {
+                        tracing::warn!("uploading shards: {e:#} (kept in {} for the next try)", outbox.display());
+                    }
+                }
+            })
+            .context("cannot start the shard uploader")?;
+        Ok(Uploader { wake, thread })
+    }
+
+    fn wake(&self) {
+        // Sending fails only once the thread is gone, which `stop` reports.
+        let _ = self.wake.send(());
+    }
+
+    /// Lets the upload in flight finish, then ends the thread.
+    fn stop(self) {
+        drop(self.wake);
+        if self.thread.join().is_err() {
+            tracing::warn!("the shard uploader panicked (the outbox is uploaded next)");
+        }
     }
 }
 

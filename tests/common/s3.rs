@@ -154,3 +154,53 @@ impl Drop for S3Server {
         self.stop();
     }
 }
+
+/// A TCP proxy in front of a server that can go silent: it then accepts
+/// connections and reads requests but never answers, as an endpoint that
+/// drops packets does (a refused connection fails fast; this does not).
+pub struct SilentProxy {
+    pub endpoint: String,
+    silent: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl SilentProxy {
+    /// Forwards to `endpoint` (`http://host:port`) until [`SilentProxy::silence`].
+    pub fn start(endpoint: &str) -> SilentProxy {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let target = endpoint.trim_start_matches("http://").to_string();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let proxy = format!("http://{}", listener.local_addr().unwrap());
+        let silent = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = silent.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let (target, flag) = (target.clone(), flag.clone());
+                std::thread::spawn(move || {
+                    let Ok(server) = std::net::TcpStream::connect(&target) else { return };
+                    let pipe = |mut from: std::net::TcpStream,
+                                mut to: std::net::TcpStream,
+                                flag: std::sync::Arc<AtomicBool>| {
+                        let mut buffer = [0u8; 16384];
+                        while let Ok(n @ 1..) = std::io::Read::read(&mut from, &mut buffer) {
+                            // Silent: what comes in is swallowed, the connection stays open.
+                            if !flag.load(Ordering::Relaxed)
+                                && std::io::Write::write_all(&mut to, &buffer[..n]).is_err()
+                            {
+                                break;
+                            }
+                        }
+                    };
+                    let (client2, server2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                    let flag2 = flag.clone();
+                    std::thread::spawn(move || pipe(server2, client2, flag2));
+                    pipe(client, server, flag);
+                });
+            }
+        });
+        SilentProxy { endpoint: proxy, silent }
+    }
+
+    pub fn silence(&self) {
+        self.silent.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
