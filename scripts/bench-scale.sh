@@ -23,7 +23,7 @@ sed -e 's/^blocks = .*/blocks = 10/' -e 's/^channels = .*/channels = 64/' config
 # The CPU side with 64 games at once, as on a GPU box (where many games keep
 # the network's batches large), on 1 and 2 search threads.
 for threads in 1 2; do
-    sed -e "s/^torch_threads = 1/torch_threads = 1\nsearch_threads = $threads/" \
+    sed -e "s/^search_threads = 0/search_threads = $threads/" \
         -e 's/^parallel_games = .*/parallel_games = 64/' configs/cpu.toml >"$work/threads$threads.toml"
 done
 

@@ -1,9 +1,11 @@
-//! Configuration files (TOML): the network's shape, the search, self-play.
-//! Unknown keys are errors, and every number is checked against its range.
+//! Configuration files (TOML): the network's shape, the search, self-play,
+//! training and the loop, a table for each layer. A key a file leaves out
+//! takes its value from the shipped CPU configuration (`configs/cpu.toml`);
+//! unknown keys are errors, and every number is checked against its range.
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::net::{check_range, NetConfig};
@@ -35,35 +37,16 @@ pub struct SelfplayConfig {
     pub max_actions: u32,
     /// Games played at once; their leaves share each network batch.
     pub parallel_games: usize,
-    /// LibTorch intra-op threads (1 is best on small CPUs).
+    /// LibTorch intra-op threads of self-play (1 is best on small CPUs).
     pub torch_threads: i32,
-    /// Threads that search the games' trees and encode positions; 0 (the
-    /// default) takes the cores that `torch_threads` leaves, at least one.
-    #[serde(default)]
+    /// Threads that search the games' trees and encode positions; 0 takes
+    /// the cores that `torch_threads` leaves, at least one.
     pub search_threads: usize,
-    /// Self-play workers that `gipf loop` runs beside its trainer: threads
-    /// that each play `parallel_games` games with the newest checkpoint while
-    /// the trainer trains on what they wrote, paced by `train.max_reuse`, so
-    /// that every core works; they divide the search threads of one
-    /// self-play process among them. 0 (the default): a generation of
-    /// self-play, then its training, in turn (required with `[gate]`).
-    #[serde(default)]
-    pub workers: usize,
     /// Finished games are written in shards of this many games, or sooner
     /// when the oldest has waited `shard_seconds`: a killed self-play
     /// process loses the games not yet written.
-    #[serde(default = "default_shard_games")]
     pub shard_games: usize,
-    #[serde(default = "default_shard_seconds")]
     pub shard_seconds: f64,
-}
-
-fn default_shard_games() -> usize {
-    64
-}
-
-fn default_shard_seconds() -> f64 {
-    120.0
 }
 
 impl SelfplayConfig {
@@ -85,6 +68,8 @@ impl SelfplayConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrainConfig {
+    /// LibTorch intra-op threads of training.
+    pub torch_threads: i32,
     pub batch_size: usize,
     /// SGD with momentum; the rate is multiplied by `lr_drop_factor` every
     /// `lr_drop_every` steps (0: never).
@@ -96,22 +81,18 @@ pub struct TrainConfig {
     pub value_loss_weight: f64,
     /// Every position of a game is a value target (the game's result), not
     /// only the fully searched ones, which alone carry a policy target.
-    #[serde(default = "yes")]
     pub value_every_position: bool,
     /// The share of the search's root value in the value target of a fully
     /// searched position (the rest is the game's result; 0: the result
     /// alone).
-    #[serde(default)]
     pub root_value_share: f64,
     /// The weight of the auxiliary targets' loss (with
     /// `network.aux_targets`; see `train::data::AUX_TARGETS`).
-    #[serde(default)]
     pub aux_loss_weight: f64,
     /// The published weights (each checkpoint's `.safetensors`, which
     /// self-play, the arena and exports read) are an exponential moving
     /// average of the trained weights with this half-life in steps, at most
     /// a quarter of the steps so far; 0 publishes the trained weights.
-    #[serde(default)]
     pub average_half_life: u64,
     /// The window of recent samples grows with the run: a `window_fraction`
     /// of all samples seen, at least `window_min` and at most `window_max`.
@@ -120,32 +101,33 @@ pub struct TrainConfig {
     pub window_fraction: f64,
     /// Training waits for this many samples before its first step.
     pub min_samples: usize,
-    /// The loop: games of self-play, then training steps, then a checkpoint.
-    /// With `selfplay.workers`, and beside self-play processes, a checkpoint
-    /// is written every `steps_per_generation` steps (and when training
-    /// starts waiting), and `games_per_generation` is not used.
-    pub games_per_generation: u64,
+    /// A generation: this many training steps, then a checkpoint (published
+    /// to a run's object store at most once a generation).
     pub steps_per_generation: u64,
     /// Pacing: training draws at most this many samples per sample read from
     /// self-play (KataGo's bound is 4 to 8); past it the trainer waits for
     /// new games.
-    #[serde(default = "default_max_reuse")]
     pub max_reuse: f64,
     /// Retention: the newest `keep_last` checkpoints are kept, and of the
     /// older ones the first of every `keep_every_steps` steps (and the best
     /// one under gating); `keep_last = 0` keeps every checkpoint.
-    #[serde(default)]
     pub keep_last: usize,
-    #[serde(default)]
     pub keep_every_steps: u64,
 }
 
-fn yes() -> bool {
-    true
-}
-
-fn default_max_reuse() -> f64 {
-    8.0
+/// What `gipf loop` alone reads: how its self-play runs beside its trainer.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopConfig {
+    /// Self-play workers beside the trainer: threads that each play
+    /// `selfplay.parallel_games` games with the newest checkpoint while the
+    /// trainer trains on what they wrote, paced by `train.max_reuse`, so that
+    /// every core works; they divide self-play's search threads among them.
+    /// 0: generations in turn, `games_per_generation` games of self-play and
+    /// then a generation's training (required with `[gate]`).
+    pub workers: usize,
+    /// Games of self-play of each generation in turn; only with `workers = 0`.
+    pub games_per_generation: Option<u64>,
 }
 
 /// Gating (optional): each new checkpoint of the loop plays the best one so
@@ -171,6 +153,8 @@ pub struct Config {
     pub search: SearchConfig,
     pub selfplay: SelfplayConfig,
     pub train: TrainConfig,
+    #[serde(rename = "loop")]
+    pub main_loop: LoopConfig,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateConfig>,
 }
@@ -185,9 +169,29 @@ fn check_positive(name: &str, value: f64, max: f64) -> Result<()> {
     Ok(())
 }
 
+/// The value of every key a configuration leaves out: the shipped CPU
+/// configuration.
+pub const DEFAULTS: &str = include_str!("../configs/cpu.toml");
+
+/// Keys that moved to another table: (table, key, where it is now).
+const MOVED: [(&str, &str, &str); 2] =
+    [("selfplay", "workers", "loop.workers"), ("train", "games_per_generation", "loop.games_per_generation")];
+
+/// Puts `over`'s keys into `base`, table by table.
+fn overlay(base: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(base)), toml::Value::Table(over)) => overlay(base, over),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
 /// The configurations of `configs/`, built in.
 const SHIPPED: [(&str, &str); 3] = [
-    ("cpu.toml", include_str!("../configs/cpu.toml")),
+    ("cpu.toml", DEFAULTS),
     ("gpu.toml", include_str!("../configs/gpu.toml")),
     ("tiny.toml", include_str!("../configs/tiny.toml")),
 ];
@@ -207,8 +211,18 @@ impl Config {
         Config::parse(&text).with_context(|| format!("config {}", path.display()))
     }
 
+    /// Parses a configuration, every key it leaves out taken from
+    /// [`DEFAULTS`]; a key that moved is an error naming its new place.
     pub fn parse(text: &str) -> Result<Config> {
-        let config: Config = toml::from_str(text)?;
+        let table: toml::Table = text.parse()?;
+        for (section, key, now) in MOVED {
+            if table.get(section).and_then(|keys| keys.get(key)).is_some() {
+                bail!("{section}.{key} is now {now} (see configs/cpu.toml)");
+            }
+        }
+        let mut merged: toml::Table = DEFAULTS.parse().expect("the shipped CPU configuration parses");
+        overlay(&mut merged, table);
+        let config: Config = merged.try_into()?;
         config.validate()?;
         Ok(config)
     }
@@ -237,15 +251,10 @@ impl Config {
         check_range("selfplay.parallel_games", p.parallel_games as i64, 1, 4096)?;
         check_range("selfplay.torch_threads", p.torch_threads as i64, 1, 256)?;
         check_range("selfplay.search_threads", p.search_threads as i64, 0, 1024)?;
-        check_range("selfplay.workers", p.workers as i64, 0, 256)?;
-        anyhow::ensure!(
-            p.workers == 0 || self.gate.is_none(),
-            "selfplay.workers = {} cannot be used with [gate]: gating needs generations in turn (workers = 0)",
-            p.workers
-        );
         check_range("selfplay.shard_games", p.shard_games as i64, 1, 1_000_000)?;
         check_positive("selfplay.shard_seconds", p.shard_seconds, 1e6)?;
         let t = &self.train;
+        check_range("train.torch_threads", t.torch_threads as i64, 1, 256)?;
         check_range("train.batch_size", t.batch_size as i64, 1, 65_536)?;
         check_positive("train.learning_rate", t.learning_rate, 10.0)?;
         check_range("train.lr_drop_every", t.lr_drop_every as i64, 0, i64::MAX)?;
@@ -268,11 +277,11 @@ impl Config {
         check_range("train.window_max", t.window_max as i64, 1, 100_000_000)?;
         check_unit("train.window_fraction", t.window_fraction)?;
         check_range("train.min_samples", t.min_samples as i64, 1, t.window_max as i64)?;
-        check_range("train.games_per_generation", t.games_per_generation as i64, 1, 1_000_000)?;
         check_range("train.steps_per_generation", t.steps_per_generation as i64, 1, 10_000_000)?;
         check_positive("train.max_reuse", t.max_reuse, 1000.0)?;
         check_range("train.keep_last", t.keep_last as i64, 0, 1_000_000)?;
         check_range("train.keep_every_steps", t.keep_every_steps as i64, 0, i64::MAX)?;
+        self.validate_loop()?;
         if let Some(g) = &self.gate {
             check_range("gate.games", g.games as i64, 2, 100_000)?;
             check_range("gate.simulations", g.simulations as i64, 2, 100_000)?;
@@ -280,6 +289,25 @@ impl Config {
             check_range("gate.opening_actions", g.opening_actions as i64, 0, 100)?;
         }
         Ok(())
+    }
+
+    fn validate_loop(&self) -> Result<()> {
+        let l = &self.main_loop;
+        check_range("loop.workers", l.workers as i64, 0, 256)?;
+        match (l.workers, l.games_per_generation) {
+            (0, None) => bail!("loop.games_per_generation is needed with loop.workers = 0 (generations in turn)"),
+            (0, Some(games)) => check_range("loop.games_per_generation", games as i64, 1, 1_000_000),
+            (workers, Some(_)) => {
+                bail!("loop.games_per_generation is used only with loop.workers = 0, not {workers}")
+            }
+            (workers, None) => {
+                anyhow::ensure!(
+                    self.gate.is_none(),
+                    "loop.workers = {workers} cannot be used with [gate]: gating needs generations in turn (workers = 0)"
+                );
+                Ok(())
+            }
+        }
     }
 }
 
@@ -301,23 +329,54 @@ mod tests {
     #[test]
     fn unknown_keys_and_out_of_range_values_are_refused() {
         let tiny = shipped("tiny.toml");
-        let typo = tiny.replace("simulations =", "simulatons =");
-        assert!(format!("{:#}", Config::parse(&typo).unwrap_err()).contains("unknown field `simulatons`"));
+        let typo = tiny.replace("\nsimulations =", "\nsimulatons =");
+        let err = format!("{:#}", Config::parse(&typo).unwrap_err());
+        assert!(err.contains("unknown field `simulatons`"), "{err}");
         let extra = format!("{tiny}\n[other]\nx = 1\n");
         assert!(format!("{:#}", Config::parse(&extra).unwrap_err()).contains("unknown field `other`"));
         let gate = format!("{tiny}\n[gate]\ngames = 4\nsimulations = 8\nthreshold = 1.5\nopening_actions = 2\n");
         assert!(format!("{:#}", Config::parse(&gate).unwrap_err()).contains("gate.threshold = 1.5"));
+        let workers = tiny.replace("workers = 0\ngames_per_generation = 2\n", "workers = 2\n");
         let gated_workers =
-            gate.replace("threshold = 1.5", "threshold = 0.55").replace("torch_threads", "workers = 2\ntorch_threads");
+            format!("{workers}\n[gate]\ngames = 4\nsimulations = 8\nthreshold = 0.55\nopening_actions = 2\n");
         let err = format!("{:#}", Config::parse(&gated_workers).unwrap_err());
-        assert!(err.contains("selfplay.workers = 2 cannot be used with [gate]"), "{err}");
+        assert!(err.contains("loop.workers = 2 cannot be used with [gate]"), "{err}");
         let zero = tiny.replace("blocks = 1", "blocks = 0");
         assert!(format!("{:#}", Config::parse(&zero).unwrap_err()).contains("network.blocks = 0 is out of range"));
         let bad = tiny.replace("dirichlet_fraction = 0.25", "dirichlet_fraction = 1.5");
         assert!(format!("{:#}", Config::parse(&bad).unwrap_err()).contains("selfplay.dirichlet_fraction"));
+        let unused = tiny.replace("workers = 0\n", "workers = 2\n");
+        let err = format!("{:#}", Config::parse(&unused).unwrap_err());
+        assert!(err.contains("loop.games_per_generation is used only with loop.workers = 0"), "{err}");
+        let missing = tiny.replace("games_per_generation = 2\n", "");
+        let err = format!("{:#}", Config::parse(&missing).unwrap_err());
+        assert!(err.contains("loop.games_per_generation is needed with loop.workers = 0"), "{err}");
         assert!(Config::load(Path::new("/no/such/config.toml"))
             .unwrap_err()
             .to_string()
             .contains("cannot read config"));
+    }
+
+    #[test]
+    fn a_key_left_out_takes_the_shipped_cpu_value() {
+        let cpu = Config::parse(DEFAULTS).unwrap();
+        assert_eq!(Config::parse("").unwrap(), cpu);
+        let one = Config::parse("[train]\nlearning_rate = 0.5\n").unwrap();
+        assert_eq!(one.train.learning_rate, 0.5);
+        assert_eq!(
+            Config { train: TrainConfig { learning_rate: cpu.train.learning_rate, ..one.train.clone() }, ..one },
+            cpu
+        );
+    }
+
+    #[test]
+    fn a_key_that_moved_is_an_error_naming_its_new_place() {
+        for (old, new) in [
+            ("[selfplay]\nworkers = 2\n", "selfplay.workers is now loop.workers"),
+            ("[train]\ngames_per_generation = 40\n", "train.games_per_generation is now loop.games_per_generation"),
+        ] {
+            let err = format!("{:#}", Config::parse(old).unwrap_err());
+            assert!(err.contains(new), "{err}");
+        }
     }
 }

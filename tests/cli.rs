@@ -231,7 +231,7 @@ fn the_loop_runs_generations_and_resumes_where_it_stopped() {
     assert!(!names("logs").is_empty());
 }
 
-/// With `selfplay.workers`, self-play runs in threads beside the trainer:
+/// With `loop.workers`, self-play runs in threads beside the trainer:
 /// games come from every worker, training stops after the generations asked
 /// (checkpoints of `steps_per_generation` steps), and the workers with it.
 #[test]
@@ -239,8 +239,8 @@ fn the_loop_with_workers_trains_beside_them_and_stops() {
     let dir = tempfile::tempdir().unwrap();
     let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")).unwrap();
     let config = dir.path().join("workers.toml");
-    std::fs::write(&config, tiny.replace("torch_threads = 1\n", "torch_threads = 1\nworkers = 2\nshard_games = 1\n"))
-        .unwrap();
+    let workers = tiny.replace("workers = 0\ngames_per_generation = 2\n", "workers = 2\n");
+    std::fs::write(&config, workers.replace("[train]", "shard_games = 1\n\n[train]")).unwrap();
     let run = dir.path().join("run");
     let (config, run_arg) = (config.to_str().unwrap(), run.to_str().unwrap());
     let out = gipf(&["loop", "--config", config, "--run", run_arg, "--generations", "2", "--device", "cpu"]);

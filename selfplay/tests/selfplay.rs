@@ -230,10 +230,10 @@ fn the_binary_refuses_bad_arguments_clearly() {
     let bin = env!("CARGO_BIN_EXE_selfplay");
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.toml");
-    std::fs::write(&bad, "[network]\nblocks = 1\n").unwrap();
+    std::fs::write(&bad, "[network]\nblocks = 0\n").unwrap();
     let cases: [(&[&str], &str); 3] = [
         (&["--config", "/no/such.toml", "--out", "x"], "cannot read config /no/such.toml"),
-        (&["--config", bad.to_str().unwrap(), "--out", "x"], "missing field"),
+        (&["--config", bad.to_str().unwrap(), "--out", "x"], "network.blocks = 0 is out of range"),
         (&["--config", "configs/tiny.toml", "--out", "x", "--model", "/no/model"], "model /no/model does not exist"),
     ];
     for (args, expected) in cases {

@@ -594,6 +594,8 @@ pub fn train_steps(
     bar: &indicatif::ProgressBar,
 ) -> Result<Trained> {
     let config = trainer.config.clone();
+    // LibTorch keeps this per thread; `gipf loop` may play on this one in turn.
+    tch::set_num_threads(config.train.torch_threads);
     let report = window.load(games, |total| window_size(&config, total))?;
     logs.games(trainer.step, &report, window.total_games, window.total_files);
     trainer.samples_read = window.total_samples;

@@ -229,9 +229,10 @@ pub fn self_play_loop(
     seed: u64,
     generations: Option<u64>,
 ) -> Result<()> {
-    if config.selfplay.workers > 0 {
+    // Validated: generations in turn have their games, workers none.
+    let Some(games_per_generation) = config.main_loop.games_per_generation else {
         return loop_with_workers(config, run, device, seed, generations);
-    }
+    };
     let (mut trainer, mut logs, mut unpublished) = start(config, run, device, seed)?;
     let worker = crate::shards::new_worker_id();
     let (out, upload) = games_destination(run, "outbox")?;
@@ -247,7 +248,7 @@ pub fn self_play_loop(
         generation += 1;
         let t = Instant::now();
         let report = selfplay::run(RunOptions {
-            games: Some(config.train.games_per_generation),
+            games: Some(games_per_generation),
             device,
             seed: self_play_seed(seed, 0),
             progress: true,
@@ -304,7 +305,7 @@ pub fn self_play_loop(
     unpublished.publish_last(run, config)
 }
 
-/// The loop with `selfplay.workers` self-play threads beside the trainer (a
+/// The loop with `loop.workers` self-play threads beside the trainer (a
 /// GPU box's two processes, in one): each worker plays with the newest
 /// checkpoint and writes its games in shards, the trainer trains on them as
 /// they appear, paced by `train.max_reuse`, and writes a checkpoint every
@@ -318,9 +319,9 @@ fn loop_with_workers(config: &Config, run: &RunDir, device: Device, seed: u64, g
     let name = crate::shards::new_worker_id();
     // The workers share the search threads of one self-play process.
     let mut worker_config = config.clone();
-    worker_config.selfplay.search_threads = (config.selfplay.search_threads() / config.selfplay.workers).max(1);
+    worker_config.selfplay.search_threads = (config.selfplay.search_threads() / config.main_loop.workers).max(1);
     let mut workers = Vec::new();
-    for w in 0..config.selfplay.workers {
+    for w in 0..config.main_loop.workers {
         // Each worker uploads from its own outbox.
         let (out, upload) = games_destination(run, &format!("outbox-{w}"))?;
         let options = RunOptions {

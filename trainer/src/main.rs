@@ -50,7 +50,7 @@ fn main() {
 fn run_args(args: Args) -> Result<()> {
     let config = Config::load(&args.config)?;
     let device = parse_device(&args.device)?;
-    tch::set_num_threads(config.selfplay.torch_threads);
+    tch::set_num_threads(config.train.torch_threads);
     let run_dir = RunDir::open(&args.run.to_string_lossy())?;
     match args.bench {
         None => run::trainer(&config, &run_dir, device, args.seed, (args.steps > 0).then_some(args.steps)),

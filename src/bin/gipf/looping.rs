@@ -29,7 +29,6 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let config = Config::load(&args.config)?;
     let device = parse_device(&args.device)?;
-    tch::set_num_threads(config.selfplay.torch_threads);
     let generations = (args.generations > 0).then_some(args.generations);
     run::self_play_loop(&config, &RunDir::open(&args.run)?, device, args.seed, generations)
 }
