@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 scripts/setup-torch.sh
 cargo build --release --workspace --locked
 if [ $# -gt 0 ]; then
+    # `gipf serve` serves the web board's page: built here (once, then kept up to date).
+    if [ "$1" = gipf ] && [ "${2:-}" = serve ]; then
+        scripts/web-build.sh >/dev/null
+    fi
     bin="$1"; shift
     exec "./target/release/$bin" "$@"
 fi

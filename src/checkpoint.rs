@@ -1,6 +1,7 @@
 //! Where the network's weights come from: a fresh network, one file, or the
 //! newest checkpoint in a folder (checked again as training writes more).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -41,9 +42,13 @@ pub struct CheckpointMeta {
     /// only the files after it and those its window needs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub games_cursor: Option<String>,
-    /// The games files read within [`crate::shards::LATE`] before the
-    /// cursor (format 2): a file named in that span but not here arrived
-    /// late and is new to a restarted trainer.
+    /// The newest shard read of each worker: a worker's older shards were
+    /// all read, however late they came (see [`crate::train::data::GamesRead`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub games_newest_by_worker: BTreeMap<String, String>,
+    /// The games files read within [`crate::shards::LATE`] before their
+    /// worker's newest (format 2): a file named in that span but not here
+    /// arrived late and is new to a restarted trainer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub games_recent: Vec<String>,
     pub config: serde_json::Value,
@@ -572,6 +577,7 @@ mod tests {
                 variant: Some(Variant::Standard),
                 samples_read: None,
                 games_cursor: None,
+                games_newest_by_worker: BTreeMap::new(),
                 games_recent: Vec::new(),
                 config: serde_json::Value::Null,
             };

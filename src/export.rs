@@ -151,6 +151,7 @@ mod tests {
             variant: Some(Variant::Standard),
             samples_read: None,
             games_cursor: None,
+            games_newest_by_worker: Default::default(),
             games_recent: Vec::new(),
             config: serde_json::Value::Null,
         };

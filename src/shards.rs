@@ -39,6 +39,15 @@ pub fn late_horizon(name: &str) -> Option<String> {
     Some(format!("{SHARD_PREFIX}{:013}", ms.saturating_sub(LATE.as_millis() as u64)))
 }
 
+/// The worker that wrote the shard `name` (None for a name that is not a
+/// shard's).
+pub fn worker_of(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix(SHARD_PREFIX)?.strip_suffix(SHARD_SUFFIX)?;
+    let (_finished, rest) = rest.split_once('-')?;
+    let (worker, _sequence) = rest.rsplit_once('-')?;
+    Some(worker).filter(|w| !w.is_empty())
+}
+
 /// A file of games in a games folder.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct GamesFile {
@@ -274,5 +283,14 @@ mod tests {
         assert_eq!(decompress(&fits, limit).unwrap().len(), limit as usize);
         let err = format!("{:#}", parse(b"not zstd").unwrap_err());
         assert!(err.contains("not a zstd-compressed shard"), "{err}");
+    }
+
+    #[test]
+    fn a_shard_name_gives_its_worker() {
+        assert_eq!(worker_of("shard-1764600000000-host.a1b2.0-000012.jsonl.zst"), Some("host.a1b2.0"));
+        assert_eq!(worker_of("shard-1764600000000-my-worker-000000.jsonl.zst"), Some("my-worker"));
+        for name in ["game-000001.json", "shard-1764600000000-000001.jsonl.zst", "shard-x.jsonl.zst", "readme"] {
+            assert_eq!(worker_of(name), None, "{name}");
+        }
     }
 }

@@ -4,12 +4,12 @@
 //! The window holds the samples of the newest games, oldest first, and
 //! forgets whole games from the front as it grows past its size. A game
 //! already in the window (the same actions: one seed played twice) is
-//! refused with a warning. A resumed trainer's window reads the files after
-//! its checkpoint's cursor and those that arrived late (new samples,
-//! counted for pacing), then the counted ones from the newest back, only as
-//! far as its size needs.
+//! refused with a warning. A resumed trainer's window reads the files its
+//! checkpoint's trainer had not read (new samples, counted for pacing: those
+//! after its newest file of each worker, and those that arrived late), then
+//! the counted ones from the newest back, only as far as its size needs.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -113,6 +113,49 @@ impl<'a> GamesSource<'a> {
     }
 }
 
+/// What a checkpoint records of the games files its trainer read, so that a
+/// resumed one reads each file's samples as new exactly once.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GamesRead {
+    /// The newest games file read.
+    pub cursor: Option<String>,
+    /// The newest shard read of each worker. A worker writes and uploads
+    /// its shards in order, so its older ones were there to be read, however
+    /// late they all came (an outbox that waited out an outage, a skewed
+    /// clock); one entry per self-play process that wrote to the run.
+    pub newest_by_worker: BTreeMap<String, String>,
+    /// The files read within [`shards::LATE`] before their worker's newest
+    /// (before the cursor, for files without a worker and checkpoints
+    /// without `newest_by_worker`): a file named in that span but not here
+    /// arrived out of order and is new.
+    pub recent: Vec<String>,
+}
+
+impl GamesRead {
+    /// The first name of the span in which `name`'s arrival out of order is
+    /// looked for: [`shards::LATE`] before its worker's newest file read
+    /// (None: every such file was read or is new).
+    fn horizon(&self, name: &str) -> Option<String> {
+        let newest = match shards::worker_of(name).filter(|_| !self.newest_by_worker.is_empty()) {
+            Some(worker) => self.newest_by_worker.get(worker)?,
+            None => self.cursor.as_ref()?,
+        };
+        shards::late_horizon(newest)
+    }
+
+    /// Whether the file `name` was read (or passed over) by this record's
+    /// trainer.
+    fn counted(&self, name: &str, recent: &HashSet<String>) -> bool {
+        let newest = match shards::worker_of(name).filter(|_| !self.newest_by_worker.is_empty()) {
+            Some(worker) => self.newest_by_worker.get(worker),
+            None => self.cursor.as_ref(),
+        };
+        newest.is_some_and(|newest| {
+            name <= newest.as_str() && (self.horizon(name).is_none_or(|h| name < h.as_str()) || recent.contains(name))
+        })
+    }
+}
+
 /// The samples of the most recent games, oldest first.
 #[derive(Default)]
 pub struct Window {
@@ -123,13 +166,12 @@ pub struct Window {
     fingerprints: HashMap<u64, u32>,
     /// Games files read or passed over, by name.
     seen: HashSet<String>,
-    /// Files up to this name were counted before (by a checkpoint's
-    /// trainer), except those in the span [`shards::LATE`] before it that
-    /// are not in `counted_recent`.
-    counted_until: Option<String>,
+    /// What the checkpoint this window resumes from had read.
+    counted: GamesRead,
     counted_recent: HashSet<String>,
-    /// The newest games file read.
+    /// The newest games file read, and of each worker (from the checkpoint's on).
     pub cursor: Option<String>,
+    newest_by_worker: BTreeMap<String, String>,
     /// Samples ever read (from a checkpoint on, for a resumed trainer), which
     /// set the window's size and the pacing.
     pub total_samples: u64,
@@ -204,29 +246,29 @@ impl Window {
     }
 
     /// A window that continues a trainer's count: `samples_read` samples were
-    /// read from the files up to `cursor`, of which `recent` in the span
-    /// [`shards::LATE`] before it (as a checkpoint records them).
-    pub fn resume(
-        config: &crate::config::Config,
-        samples_read: u64,
-        cursor: Option<String>,
-        recent: Vec<String>,
-    ) -> Window {
+    /// read from the files that `read` describes (as a checkpoint records it).
+    pub fn resume(config: &crate::config::Config, samples_read: u64, read: GamesRead) -> Window {
         Window {
             total_samples: samples_read,
-            counted_until: cursor,
-            counted_recent: recent.into_iter().collect(),
+            cursor: read.cursor.clone(),
+            newest_by_worker: read.newest_by_worker.clone(),
+            counted_recent: read.recent.iter().cloned().collect(),
+            counted: read,
             ..Window::new(config)
         }
     }
 
-    /// The files read (or passed over) in the span [`shards::LATE`] before
-    /// the cursor, sorted: with the cursor, what a checkpoint records.
-    pub fn recent(&self) -> Vec<String> {
-        let Some(horizon) = self.cursor.as_deref().and_then(shards::late_horizon) else { return Vec::new() };
-        let mut recent: Vec<String> = self.seen.iter().filter(|name| **name >= horizon).cloned().collect();
+    /// What this window has read, as a checkpoint records it.
+    pub fn read(&self) -> GamesRead {
+        let mut read =
+            GamesRead { cursor: self.cursor.clone(), newest_by_worker: self.newest_by_worker.clone(), recent: vec![] };
+        let names = self.seen.iter().chain(&self.counted_recent);
+        let mut recent: Vec<String> =
+            names.filter(|name| read.horizon(name).is_some_and(|h| **name >= h)).cloned().collect();
         recent.sort();
-        recent
+        recent.dedup();
+        read.recent = recent;
+        read
     }
 
     /// Reads the games files in `dir` not read before, keeping the window at
@@ -252,11 +294,7 @@ impl Window {
             shards::sort(&mut files);
         }
         files.retain(|f| !self.seen.contains(&f.name));
-        let horizon = self.counted_until.as_deref().and_then(shards::late_horizon);
-        let counted = |f: &GamesFile| {
-            self.counted_until.as_ref().is_some_and(|c| f.name <= *c)
-                && (horizon.as_ref().is_none_or(|h| f.name < *h) || self.counted_recent.contains(&f.name))
-        };
+        let counted = |f: &GamesFile| self.counted.counted(&f.name, &self.counted_recent);
         let (old, new): (Vec<GamesFile>, Vec<GamesFile>) = files.into_iter().partition(counted);
         let mut report = LoadReport::default();
         let mut openings = HashSet::new();
@@ -277,6 +315,7 @@ impl Window {
             for file in old.into_iter().rev() {
                 if self.samples.len() >= size(self.total_samples) {
                     report.passed_over += 1;
+                    self.note_newest_of_worker(&file.name);
                     self.seen.insert(file.name);
                     continue;
                 }
@@ -291,6 +330,15 @@ impl Window {
         }
         report.distinct_openings = openings.len();
         Ok(report)
+    }
+
+    fn note_newest_of_worker(&mut self, name: &str) {
+        if let Some(worker) = shards::worker_of(name) {
+            let newest = self.newest_by_worker.entry(worker.to_string()).or_default();
+            if name > newest.as_str() {
+                *newest = name.to_string();
+            }
+        }
     }
 
     /// Reads one games file into the back of the window (or the front, when
@@ -316,6 +364,7 @@ impl Window {
         if self.cursor.as_ref().is_none_or(|c| file.name > *c) {
             self.cursor = Some(file.name.clone());
         }
+        self.note_newest_of_worker(&file.name);
         report.files += 1;
         self.total_files += 1;
         for bad in read.bad {

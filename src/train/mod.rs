@@ -29,7 +29,7 @@ use crate::config::Config;
 use crate::durable::{publish, temporary_path, write_atomic};
 use crate::encoding::{ENCODING_VERSION, GRID, NUM_ACTIONS, NUM_PLANES};
 use crate::net::Network;
-use data::{Batch, GamesSource, LoadReport, Window, AUX_TARGETS};
+use data::{Batch, GamesRead, GamesSource, LoadReport, Window, AUX_TARGETS};
 
 /// Losses and measures of one training step.
 #[derive(Clone, Copy, Debug)]
@@ -78,11 +78,10 @@ pub struct Trainer {
     pub step: u64,
     /// Samples drawn by training.
     pub samples_seen: u64,
-    /// Samples read from self-play and the newest games file read, as the
-    /// window last reported them (saved with each checkpoint).
+    /// Samples read from self-play and the games files read, as the window
+    /// last reported them (saved with each checkpoint).
     pub samples_read: u64,
-    pub games_cursor: Option<String>,
-    pub games_recent: Vec<String>,
+    pub games_read: GamesRead,
     pub config: Config,
 }
 
@@ -99,8 +98,7 @@ impl Trainer {
             step: 0,
             samples_seen: 0,
             samples_read: 0,
-            games_cursor: None,
-            games_recent: Vec::new(),
+            games_read: GamesRead::default(),
             config: config.clone(),
         }
     }
@@ -195,8 +193,11 @@ impl Trainer {
             step: meta.step,
             samples_seen: meta.samples_seen,
             samples_read: meta.samples_read.unwrap_or(0),
-            games_cursor: meta.games_cursor,
-            games_recent: meta.games_recent,
+            games_read: GamesRead {
+                cursor: meta.games_cursor,
+                newest_by_worker: meta.games_newest_by_worker,
+                recent: meta.games_recent,
+            },
             config: config.clone(),
         })
     }
@@ -215,7 +216,7 @@ impl Trainer {
 
     /// A window that continues where this trainer's checkpoint left off.
     pub fn window(&self) -> Window {
-        Window::resume(&self.config, self.samples_read, self.games_cursor.clone(), self.games_recent.clone())
+        Window::resume(&self.config, self.samples_read, self.games_read.clone())
     }
 
     /// Writes a checkpoint for the current step; returns the weights' path.
@@ -238,8 +239,9 @@ impl Trainer {
             network: self.config.network,
             variant: Some(self.config.selfplay.variant),
             samples_read: Some(self.samples_read),
-            games_cursor: self.games_cursor.clone(),
-            games_recent: self.games_recent.clone(),
+            games_cursor: self.games_read.cursor.clone(),
+            games_newest_by_worker: self.games_read.newest_by_worker.clone(),
+            games_recent: self.games_read.recent.clone(),
             config: serde_json::to_value(&self.config)?,
         };
         let description = models.join(format!("{stem}.json"));
@@ -599,8 +601,7 @@ pub fn train_steps(
     let report = window.load(games, |total| window_size(&config, total))?;
     logs.games(trainer.step, &report, window.total_games, window.total_files);
     trainer.samples_read = window.total_samples;
-    trainer.games_cursor = window.cursor.clone();
-    trainer.games_recent = window.recent();
+    trainer.games_read = window.read();
     if window.len() < config.train.min_samples {
         let wait = Wait::Samples { have: window.len(), need: config.train.min_samples };
         return Ok(Trained { steps: 0, wait: Some(wait) });

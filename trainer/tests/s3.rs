@@ -10,7 +10,7 @@ use gipf::config::Config;
 use gipf::games::GameFile;
 use gipf::selfplay::{run, RunOptions};
 use gipf::store::ShardFeed;
-use gipf::train::data::{game_samples, GamesSource, Targets, Window};
+use gipf::train::data::{game_samples, GamesRead, GamesSource, Targets, Window};
 
 use crate::s3_server as s3;
 use s3::{S3Server, BUCKET};
@@ -118,7 +118,8 @@ fn two_workers_and_a_trainer_share_a_bucket() {
         .iter()
         .map(|game| game_samples(game, Targets::of(&tiny())).unwrap().len())
         .sum();
-    let mut window = Window::resume(&tiny(), 0, Some(newest.clone()), stored.clone());
+    let read = GamesRead { cursor: Some(newest.clone()), recent: stored.clone(), ..GamesRead::default() };
+    let mut window = Window::resume(&tiny(), 0, read);
     let fresh = cache.path().join("fresh");
     std::fs::create_dir(&fresh).unwrap();
     let report = window.load(GamesSource { dir: &fresh, feed: Some(&feed) }, |_| late_samples + 1).unwrap();

@@ -8,7 +8,7 @@ use gipf::config::Config;
 use gipf::encoding::INPUT_SIZE;
 use gipf::selfplay::{run, RunOptions};
 use gipf::shards;
-use gipf::train::data::{game_samples, GamesSource, Targets, Window};
+use gipf::train::data::{game_samples, GamesRead, GamesSource, Targets, Window};
 use gipf::train::{train_steps, Logs, Trainer};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -497,7 +497,8 @@ fn a_resumed_window_reads_only_what_it_needs_and_refuses_repeats() {
     let newest_samples = full.total_samples - counted;
 
     // Resumed after the first two files, with room for a little more than the third.
-    let mut resumed = Window::resume(&tiny(), counted, Some(files[1].name.clone()), first_two.recent());
+    assert_eq!(first_two.read().cursor.as_ref(), Some(&files[1].name));
+    let mut resumed = Window::resume(&tiny(), counted, first_two.read());
     let room = newest_samples as usize + 1;
     let report = resumed.load_new(dir.path(), |_| room).unwrap();
     assert_eq!(resumed.total_samples, full.total_samples, "the new file's samples are counted, the old ones not again");
@@ -532,12 +533,46 @@ fn a_shard_arriving_late_is_new_to_a_resumed_window() {
     }
     let mut before = Window::new(&tiny());
     before.load_new(early.path(), |_| 100_000).unwrap();
-    assert_eq!(before.recent(), [files[0].name.clone(), files[2].name.clone()]);
+    assert_eq!(before.read().recent, [files[0].name.clone(), files[2].name.clone()]);
 
-    let mut resumed = Window::resume(&tiny(), before.total_samples, before.cursor.clone(), before.recent());
+    let mut resumed = Window::resume(&tiny(), before.total_samples, before.read());
     let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
     assert_eq!(resumed.total_samples, full.total_samples, "the late file's samples counted, the others not again");
     assert_eq!(report.files, 3);
+}
+
+/// A shard that arrives an hour late (from an outbox that waited out a long
+/// store outage, or a worker whose clock is an hour behind) is new to a
+/// resumed window too: the checkpoint records the newest shard it read of
+/// each worker, and a worker's shards arrive in the order it wrote them.
+#[test]
+fn a_shard_arriving_an_hour_late_is_new_to_a_resumed_window() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in [1, 2] {
+        play(dir.path(), 1, seed, &format!("w{seed}"));
+    }
+    let mut full = Window::new(&tiny());
+    full.load_new(dir.path(), |_| 100_000).unwrap();
+    // The checkpoint's trainer read w1's shard; w2's, finished an hour
+    // before it, arrives after the checkpoint.
+    let files = shards::list(dir.path()).unwrap();
+    let (read, late) = if files[0].name.contains("-w1-") { (&files[0], &files[1]) } else { (&files[1], &files[0]) };
+    let early = tempfile::tempdir().unwrap();
+    std::fs::copy(&read.path, early.path().join(&read.name)).unwrap();
+    let mut before = Window::new(&tiny());
+    before.load_new(early.path(), |_| 100_000).unwrap();
+    let finished: u64 = late.name["shard-".len().."shard-".len() + 13].parse().unwrap();
+    let hour_late = late.name.replacen(&format!("{finished:013}"), &format!("{:013}", finished - 3_600_000), 1);
+    std::fs::rename(&late.path, dir.path().join(&hour_late)).unwrap();
+
+    let mut resumed = Window::resume(&tiny(), before.total_samples, before.read());
+    let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
+    assert_eq!(resumed.total_samples, full.total_samples, "the late file's samples counted, the other's not again");
+    let cursor_only = GamesRead { newest_by_worker: Default::default(), ..before.read() };
+    let mut by_cursor = Window::resume(&tiny(), before.total_samples, cursor_only);
+    by_cursor.load_new(dir.path(), |_| 100_000).unwrap();
+    assert!(by_cursor.total_samples < full.total_samples, "a cursor alone takes the late file as read");
+    assert_eq!(report.files, 2);
 }
 
 /// A resumed window whose first look finds its folder empty (a trainer on a
@@ -553,7 +588,7 @@ fn counted_files_arriving_after_the_first_look_are_not_counted_again() {
     let mut before = Window::new(&tiny());
     before.load_new(dir.path(), |_| 100_000).unwrap();
 
-    let mut resumed = Window::resume(&tiny(), before.total_samples, before.cursor.clone(), before.recent());
+    let mut resumed = Window::resume(&tiny(), before.total_samples, before.read());
     let empty = tempfile::tempdir().unwrap();
     resumed.load_new(empty.path(), |_| 100_000).unwrap();
     assert!(resumed.is_empty());

@@ -11,7 +11,7 @@ use gipf::bench::{memory_bytes, net_throughput, random_games, synthetic_games, u
 use gipf::config::Config;
 use gipf::net::{parse_device, Network};
 use gipf::rules::Variant;
-use gipf::train::data::Window;
+use gipf::train::data::{GamesRead, Window};
 use gipf::train::window_size;
 
 #[derive(clap::Subcommand)]
@@ -91,7 +91,10 @@ fn window(dir: &std::path::Path, config: &std::path::Path, generate: Option<u64>
     let files = gipf::shards::list(dir)?;
     let mut window = match fresh {
         true => Window::new(&config),
-        false => Window::resume(&config, positions, files.last().map(|f| f.name.clone()), Vec::new()),
+        false => {
+            let read = GamesRead { cursor: files.last().map(|f| f.name.clone()), ..GamesRead::default() };
+            Window::resume(&config, positions, read)
+        }
     };
     let (rss_before, _) = memory_bytes().unwrap_or_default();
     let start = Instant::now();
