@@ -129,6 +129,12 @@ fn the_web_board_plays_in_a_browser_as_the_native_engine() {
     assert!(game["winner"].is_string(), "the game was played to its end: {game}");
     assert_eq!(game["moves"], game["shown_moves"], "the move list shows every action: {game}");
     assert!(game["status"].as_str().unwrap().ends_with("wins."), "{game}");
+    // The model's thinking on the board after its first move: arrows, the value bar, a plotted value.
+    let shown = &game["shown"];
+    assert!(shown["arrows"].as_u64().unwrap() >= 1, "arrows for the model's candidate pushes: {game}");
+    let bar: f64 = shown["bar"].as_str().unwrap().trim_end_matches('%').parse().unwrap();
+    assert!((0.0..=100.0).contains(&bar) && shown["plotted"].as_u64().unwrap() >= 1, "{game}");
+    assert!(game["values"].as_u64().unwrap() > shown["plotted"].as_u64().unwrap(), "a value per model move: {game}");
     for refused in report["illegal"].as_array().unwrap() {
         assert_eq!(refused["moves"], 0, "nothing played: {refused}");
         assert!(!refused["message"].as_str().unwrap().is_empty(), "a visible message: {refused}");

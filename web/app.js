@@ -58,6 +58,9 @@ function message(text) {
 function drawBoard() {
     const board = $("board");
     board.replaceChildren();
+    const head = element("marker", { id: "head", viewBox: "0 0 10 10", refX: 8, refY: 5, markerWidth: 4,
+        markerHeight: 4, orient: "auto" }, element("defs", {}, board));
+    element("path", { d: "M0,0 L10,5 L0,10 z", class: "head" }, head);
     const center = [X0 + 4 * SIZE * (Math.sqrt(3) / 2), Y0 + 4 * SIZE];
     for (const a of cells) {
         for (const b of cells) {
@@ -82,6 +85,8 @@ function drawBoard() {
         target.addEventListener("click", () => clickCell(c));
     }
     element("g", { id: "pieces" }, board);
+    // The model's candidate pushes, above the pieces; they take no clicks.
+    element("g", { id: "arrows" }, board);
 }
 
 /** The pieces, the selection, the counts, the moves and the buttons. */
@@ -190,6 +195,7 @@ async function play(action) {
         render();
         return;
     }
+    $("arrows").replaceChildren();
     state = answer;
     selected = new Set();
     lastMove = action.includes("-") && !action.startsWith("x") ? action.split("-")[1] : null;
@@ -213,7 +219,49 @@ function opponentSpec() {
     return kind === "uct" || kind === "alphabeta" ? `${kind}:${strength()}` : kind;
 }
 
+/** The model's value for white after each of its searches: [move number, value]. */
+let values = [];
+
+/** The model's candidate pushes as arrows from their dot, thicker and darker with their share of visits. */
+function drawArrows(visits) {
+    const layer = $("arrows");
+    layer.replaceChildren();
+    const total = visits.reduce((sum, [, n]) => sum + n, 0) || 1;
+    const best = visits.length > 0 ? visits[0][1] / total : 1;
+    for (const [action, n] of visits.slice(0, 5)) {
+        const push = /^G?([a-i]\d)-([a-i]\d)$/.exec(action);
+        const from = push && cells.find((c) => c.cell === push[1]);
+        const to = push && cells.find((c) => c.cell === push[2]);
+        if (!from || !to) continue;
+        const share = n / total;
+        const [x1, y1] = coordinates(from);
+        const [x2, y2] = coordinates(to);
+        const arrow = element("line", { x1, y1, x2, y2, class: "arrow", "marker-end": "url(#head)" }, layer);
+        arrow.style.strokeWidth = 2 + 8 * share;
+        arrow.style.opacity = 0.3 + (0.7 * share) / best;
+        element("title", {}, arrow).textContent = `${action}: ${Math.round(100 * share)}% of the visits`;
+    }
+}
+
+/** The value bar (white's share) and the plot of the value over the game. */
+function drawValues() {
+    const last = values.length > 0 ? values[values.length - 1][1] : 0;
+    $("value-fill").style.width = `${(50 * (1 + last)).toFixed(1)}%`;
+    $("value-bar").title = `the model's value for white: ${last >= 0 ? "+" : ""}${last.toFixed(2)}`;
+    const plot = $("value-plot");
+    plot.replaceChildren();
+    element("line", { x1: 0, y1: 30, x2: 200, y2: 30, class: "axis" }, plot);
+    const moves = Math.max(20, ...values.map(([move]) => move));
+    const points = values.map(([move, v]) => `${((200 * move) / moves).toFixed(1)},${(30 - 28 * v).toFixed(1)}`);
+    element("polyline", { points: points.join(" "), class: "values" }, plot);
+}
+
 function showThinking(answer) {
+    drawArrows(answer.visits);
+    if (answer.value !== null) {
+        values.push([state.moves.length, state.to_act === "white" ? answer.value : -answer.value]);
+        drawValues();
+    }
     const total = answer.visits.reduce((sum, [, n]) => sum + n, 0) || 1;
     const top = answer.visits.slice(0, 5).map(([a, n]) => `${a} ${Math.round((100 * n) / total)}%`);
     const value = answer.value === null ? "—" : (answer.value >= 0 ? "+" : "") + answer.value.toFixed(2);
@@ -280,6 +328,9 @@ async function begin(answer) {
     lastMove = null;
     message("");
     $("thinking").textContent = "—";
+    $("arrows").replaceChildren();
+    values = [];
+    drawValues();
     render();
     await opponentTurn();
 }
@@ -302,6 +353,9 @@ async function undo() {
     selectedDot = null;
     lastMove = null;
     message("");
+    $("arrows").replaceChildren();
+    values = values.filter(([move]) => move < state.moves.length);
+    drawValues();
     render();
     await opponentTurn();
 }
@@ -335,5 +389,5 @@ async function start() {
 }
 
 // For tests and the curious: the engine's requests, and the state shown.
-window.gipf = { ask, state: () => state, busy: engaged };
+window.gipf = { ask, state: () => state, busy: engaged, values: () => values };
 start();

@@ -57,6 +57,7 @@ await page.click("#new-game");
 await idle();
 let turns = 0;
 let seed = 7;
+let shown = null;
 for (let s = await state(); !s.winner && turns < 400; s = await state()) {
     const before = s.moves.length;
     // A seeded choice among the legal actions, pushes of the GIPF piece left out.
@@ -66,10 +67,17 @@ for (let s = await state(); !s.winner && turns < 400; s = await state()) {
     await page.waitForFunction((n) => window.gipf.state().moves.length > n, before, { timeout: 60000 });
     await idle();
     turns++;
+    // After the model's first move: its candidate pushes and its value on the board.
+    if (turns === 1) {
+        shown = { arrows: await page.locator("#arrows .arrow").count(),
+            bar: await page.evaluate(() => document.getElementById("value-fill").style.width),
+            plotted: await page.evaluate(() => window.gipf.values().length) };
+    }
 }
 const end = await state();
 const game = { moves: end.moves.length, winner: end.winner, status: await page.textContent("#status"),
-    thinking: await page.textContent("#thinking"), shown_moves: await page.locator("#moves li").count() };
+    thinking: await page.textContent("#thinking"), shown_moves: await page.locator("#moves li").count(),
+    shown, values: await page.evaluate(() => window.gipf.values().length) };
 
 // Illegal clicks: refused with a visible message, nothing played.
 await page.selectOption("#human", "white");
