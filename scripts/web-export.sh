@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Writes a folder that plays a checkpoint in a web browser as static files:
-# the board (scripts/web-build.sh) and the exported model (gipf export) in
-# model/.
+# Writes a folder that plays a checkpoint in a web browser as static files,
+# for hosting anywhere: the board (scripts/web-build.sh) and the exported
+# model (gipf export) in model/. To play locally, `gipf serve` does it all.
 #
-#   scripts/web-export.sh [CHECKPOINT] DIR   then: scripts/serve-web.sh DIR
+#   scripts/web-export.sh [CHECKPOINT] DIR
 #
 # Without a checkpoint, the reference model (models/reference.safetensors).
 set -euo pipefail
@@ -21,4 +21,4 @@ scripts/web-build.sh >/dev/null
 mkdir -p "$2"
 cp -r web/dist/. "$2/"
 ./target/release/gipf export "$1" --out "$2/model"
-echo "wrote $2: scripts/serve-web.sh $2" >&2
+echo "wrote $2: serve it with any static file server (python3 -m http.server -d $2)" >&2
