@@ -4,7 +4,6 @@
 //! Only files inside those two folders are served: a path that leaves them
 //! (`..`, encoded or not) or names nothing is 404.
 
-use std::net::SocketAddr;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -13,12 +12,6 @@ use tower_http::services::ServeDir;
 /// The routes: `/model/…` from `model`, everything else from `page`.
 pub fn router(page: &Path, model: &Path) -> axum::Router {
     axum::Router::new().nest_service("/model", ServeDir::new(model)).fallback_service(ServeDir::new(page))
-}
-
-/// Serves [`router`] on `addr` until the process is stopped.
-pub fn serve(page: &Path, model: &Path, addr: SocketAddr) -> Result<()> {
-    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
-    serve_on(listener, page, model)
 }
 
 /// Serves [`router`] on a listening socket until the process is stopped.

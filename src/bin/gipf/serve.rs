@@ -21,6 +21,9 @@ pub struct Args {
     /// The built page (scripts/web-build.sh writes web/dist).
     #[arg(long, default_value = "web/dist")]
     page: PathBuf,
+    /// Open the board in the system's browser once it is served.
+    #[arg(long)]
+    open: bool,
 }
 
 /// The weights the board plays.
@@ -60,6 +63,13 @@ pub fn run(args: Args) -> Result<()> {
     let weights = checkpoint(args.model.as_deref())?;
     let model = exported(&weights)?;
     let addr = SocketAddr::new(args.host, args.port);
-    println!("serving the board with {} on http://{addr}/ (Ctrl-C stops)", weights.display());
-    gipf::serve::serve(&args.page, &model, addr)
+    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
+    let url = format!("http://{addr}/");
+    println!("serving the board with {} on {url} (Ctrl-C stops)", weights.display());
+    if args.open {
+        if let Err(e) = open::that_detached(&url) {
+            eprintln!("gipf serve: cannot open a browser ({e}): open {url} in one");
+        }
+    }
+    gipf::serve::serve_on(listener, &args.page, &model)
 }
