@@ -5,18 +5,36 @@
 
 use crate::s3_server as s3;
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use s3::{S3Server, BUCKET};
 
+/// The tiny config with one game a shard, written into `dir`.
+fn one_game_a_shard(dir: &Path) -> PathBuf {
+    let path = dir.join("config.toml");
+    let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tiny.toml")).unwrap();
+    std::fs::write(&path, tiny.replace("[train]", "shard_games = 1\n\n[train]")).unwrap();
+    path
+}
+
+/// A run `runs/NAME` in the server's bucket with an untrained checkpoint
+/// published as a trainer would; its config (one game a shard) in `dir`.
+fn run_with_a_checkpoint(server: &S3Server, dir: &Path, name: &str) -> (PathBuf, String) {
+    let config_path = one_game_a_shard(dir);
+    let run = format!("s3://{BUCKET}/runs/{name}");
+    let config = gipf::config::Config::load(&config_path).unwrap();
+    let weights = gipf::train::Trainer::new(&config, tch::Device::Cpu, 1).save(&dir.join("models")).unwrap();
+    server.store(&run).publish_checkpoint("models", &weights, 0).unwrap();
+    (config_path, run)
+}
+
 #[test]
 fn a_worker_killed_mid_upload_loses_nothing_it_finished() {
     let server = S3Server::start();
     let cache = tempfile::tempdir().unwrap();
-    let config = cache.path().join("config.toml");
-    let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tiny.toml")).unwrap();
-    std::fs::write(&config, tiny.replace("[train]", "shard_games = 1\n\n[train]")).unwrap();
+    let config = one_game_a_shard(cache.path());
     let url = format!("s3://{BUCKET}/runs/killed/games");
     let worker = |games: &str| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_selfplay"));
@@ -68,14 +86,7 @@ fn a_worker_killed_mid_upload_loses_nothing_it_finished() {
 fn a_worker_rides_out_the_store_stopped_and_restarted() {
     let mut server = S3Server::start();
     let dir = tempfile::tempdir().unwrap();
-    let config_path = dir.path().join("config.toml");
-    let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tiny.toml")).unwrap();
-    std::fs::write(&config_path, tiny.replace("[train]", "shard_games = 1\n\n[train]")).unwrap();
-    // A checkpoint published as a trainer would.
-    let run = format!("s3://{BUCKET}/runs/outage");
-    let config = gipf::config::Config::load(&config_path).unwrap();
-    let weights = gipf::train::Trainer::new(&config, tch::Device::Cpu, 1).save(&dir.path().join("models")).unwrap();
-    server.store(&run).publish_checkpoint("models", &weights, 0).unwrap();
+    let (config_path, run) = run_with_a_checkpoint(&server, dir.path(), "outage");
 
     let games = server.store(&format!("{run}/games"));
     let log_path = dir.path().join("worker.log");
@@ -117,13 +128,7 @@ fn a_store_that_stops_answering_does_not_slow_self_play() {
     let server = S3Server::start();
     let proxy = s3::SilentProxy::start(&server.endpoint);
     let dir = tempfile::tempdir().unwrap();
-    let config_path = dir.path().join("config.toml");
-    let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/tiny.toml")).unwrap();
-    std::fs::write(&config_path, tiny.replace("[train]", "shard_games = 1\n\n[train]")).unwrap();
-    let run = format!("s3://{BUCKET}/runs/silent");
-    let config = gipf::config::Config::load(&config_path).unwrap();
-    let weights = gipf::train::Trainer::new(&config, tch::Device::Cpu, 1).save(&dir.path().join("models")).unwrap();
-    server.store(&run).publish_checkpoint("models", &weights, 0).unwrap();
+    let (config_path, run) = run_with_a_checkpoint(&server, dir.path(), "silent");
 
     let games = server.store(&format!("{run}/games"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_selfplay"))

@@ -227,8 +227,7 @@ impl Follower {
 /// next try.
 struct Sink {
     writer: ShardWriter,
-    out: PathBuf,
-    upload: Option<(Arc<Store>, Uploader)>,
+    uploader: Option<Uploader>,
 }
 
 impl Sink {
@@ -236,11 +235,11 @@ impl Sink {
         let p = &options.config.selfplay;
         let shard_seconds = Duration::from_secs_f64(p.shard_seconds);
         let writer = ShardWriter::new(&options.out, &options.worker, p.shard_games, shard_seconds)?;
-        let upload = match &options.upload {
-            Some(store) => Some((store.clone(), Uploader::start(store.clone(), options.out.clone())?)),
+        let uploader = match &options.upload {
+            Some(store) => Some(Uploader::start(store.clone(), options.out.clone())?),
             None => None,
         };
-        Ok(Sink { writer, out: options.out.clone(), upload })
+        Ok(Sink { writer, uploader })
     }
 
     /// Adds finished games, writing a shard when one is full or due.
@@ -249,7 +248,7 @@ impl Sink {
         for game in games {
             written |= self.writer.push(game)?.is_some();
         }
-        if let (true, Some((_, uploader))) = (written, &self.upload) {
+        if let (true, Some(uploader)) = (written, &self.uploader) {
             uploader.wake();
         }
         Ok(())
@@ -258,9 +257,8 @@ impl Sink {
     /// Writes the games left and uploads every shard of the outbox.
     fn finish(&mut self) -> Result<()> {
         self.writer.flush()?;
-        if let Some((store, uploader)) = self.upload.take() {
-            uploader.stop();
-            crate::store::retry_forever("uploading shards", || store.upload_outbox(&self.out, ""));
+        if let Some(uploader) = self.uploader.take() {
+            uploader.finish();
         }
         Ok(())
     }
@@ -270,6 +268,8 @@ impl Sink {
 /// store that is slow or silent (each request may wait out its timeout)
 /// never holds up the games.
 struct Uploader {
+    store: Arc<Store>,
+    outbox: PathBuf,
     wake: std::sync::mpsc::Sender<()>,
     thread: std::thread::JoinHandle<()>,
 }
@@ -277,32 +277,38 @@ struct Uploader {
 impl Uploader {
     fn start(store: Arc<Store>, outbox: PathBuf) -> Result<Uploader> {
         let (wake, woken) = std::sync::mpsc::channel::<()>();
+        let (thread_store, thread_outbox) = (store.clone(), outbox.clone());
         let thread = std::thread::Builder::new()
             .name("shard-upload".into())
             .spawn(move || {
                 while woken.recv().is_ok() {
                     // One pass uploads every shard there: the wakes since are served.
                     while woken.try_recv().is_ok() {}
-                    if let Err(e) = store.upload_outbox(&outbox, "") {
-                        tracing::warn!("uploading shards: {e:#} (kept in {} for the next try)", outbox.display());
+                    if let Err(e) = thread_store.upload_outbox(&thread_outbox, "") {
+                        tracing::warn!(
+                            "uploading shards: {e:#} (kept in {} for the next try)",
+                            thread_outbox.display()
+                        );
                     }
                 }
             })
             .context("cannot start the shard uploader")?;
-        Ok(Uploader { wake, thread })
+        Ok(Uploader { store, outbox, wake, thread })
     }
 
     fn wake(&self) {
-        // Sending fails only once the thread is gone, which `stop` reports.
+        // Sending fails only once the thread is gone; `finish` uploads what it left.
         let _ = self.wake.send(());
     }
 
-    /// Lets the upload in flight finish, then ends the thread.
-    fn stop(self) {
+    /// Lets the upload in flight finish, ends the thread, then uploads every
+    /// shard left, trying until the store takes them.
+    fn finish(self) {
         drop(self.wake);
         if self.thread.join().is_err() {
             tracing::warn!("the shard uploader panicked (the outbox is uploaded next)");
         }
+        crate::store::retry_forever("uploading shards", || self.store.upload_outbox(&self.outbox, ""));
     }
 }
 

@@ -132,25 +132,26 @@ pub struct GamesRead {
 }
 
 impl GamesRead {
+    /// The newest file read that `name` is judged against: its worker's, or
+    /// the cursor for a file without a worker and for a record without
+    /// `newest_by_worker` (None: nothing of it was read).
+    fn newest_for(&self, name: &str) -> Option<&String> {
+        match shards::worker_of(name).filter(|_| !self.newest_by_worker.is_empty()) {
+            Some(worker) => self.newest_by_worker.get(worker),
+            None => self.cursor.as_ref(),
+        }
+    }
+
     /// The first name of the span in which `name`'s arrival out of order is
-    /// looked for: [`shards::LATE`] before its worker's newest file read
-    /// (None: every such file was read or is new).
+    /// looked for: [`shards::LATE`] before [`GamesRead::newest_for`] it.
     fn horizon(&self, name: &str) -> Option<String> {
-        let newest = match shards::worker_of(name).filter(|_| !self.newest_by_worker.is_empty()) {
-            Some(worker) => self.newest_by_worker.get(worker)?,
-            None => self.cursor.as_ref()?,
-        };
-        shards::late_horizon(newest)
+        shards::late_horizon(self.newest_for(name)?)
     }
 
     /// Whether the file `name` was read (or passed over) by this record's
     /// trainer.
     fn counted(&self, name: &str, recent: &HashSet<String>) -> bool {
-        let newest = match shards::worker_of(name).filter(|_| !self.newest_by_worker.is_empty()) {
-            Some(worker) => self.newest_by_worker.get(worker),
-            None => self.cursor.as_ref(),
-        };
-        newest.is_some_and(|newest| {
+        self.newest_for(name).is_some_and(|newest| {
             name <= newest.as_str() && (self.horizon(name).is_none_or(|h| name < h.as_str()) || recent.contains(name))
         })
     }
