@@ -12,9 +12,13 @@ use std::time::{Duration, Instant};
 use gipf::games::GameFile;
 use s3::{S3Server, BUCKET};
 
-/// The tiny test config, one game a shard, written into `dir`.
+/// The tiny test config, one game a shard, written into `dir`, with a
+/// window that holds every game (so that no shard's local copy is removed).
 fn config(dir: &Path) -> PathBuf {
     let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")).unwrap();
+    let tiny = tiny
+        .replace("window_fraction = 0.5", "window_fraction = 1.0")
+        .replace("window_max = 5000", "window_max = 1000000");
     let path = dir.join("tiny.toml");
     std::fs::write(&path, tiny.replace("[train]", "shard_games = 1\n\n[train]")).unwrap();
     path

@@ -8,9 +8,12 @@
 //! checkpoint's trainer had not read (new samples, counted for pacing: those
 //! after its newest file of each worker, and those that arrived late), then
 //! the counted ones from the newest back, only as far as its size needs.
+//! With a run in a store, the local copy of a shard is removed once none of
+//! its games is in the window (the store keeps the original).
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use rand::Rng;
@@ -162,8 +165,12 @@ impl GamesRead {
 pub struct Window {
     pub targets: Targets,
     samples: VecDeque<TrainingSample>,
-    /// The games in the window, oldest first: fingerprint and sample count.
-    games: VecDeque<(u64, usize)>,
+    /// The games in the window, oldest first.
+    games: VecDeque<WindowGame>,
+    /// Games in the window by the file they came from.
+    games_of_file: HashMap<Arc<str>, usize>,
+    /// Files read or passed over none of whose games is in the window.
+    left: Vec<String>,
     fingerprints: HashMap<u64, u32>,
     /// Games files read or passed over, by name.
     seen: HashSet<String>,
@@ -179,6 +186,13 @@ pub struct Window {
     pub total_games: u64,
     /// Games files (shards) read since this window started.
     pub total_files: u64,
+}
+
+/// A game in the window: its fingerprint, sample count and file.
+struct WindowGame {
+    fingerprint: u64,
+    samples: usize,
+    file: Arc<str>,
 }
 
 /// A minibatch as flat arrays, ready for tensors.
@@ -238,6 +252,18 @@ pub fn game_samples(game: &GameFile, targets: Targets) -> Result<Vec<TrainingSam
         }
     }
     Ok(samples)
+}
+
+/// Removes the local copies of shards that the store keeps (a warning for
+/// each that cannot be removed).
+fn remove_local_copies(dir: &Path, names: &[String]) {
+    for name in names {
+        match std::fs::remove_file(dir.join(name)) {
+            Ok(()) => tracing::debug!("{name} left the window; its local copy removed"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tracing::warn!("removing the local copy of {name}: {e}"),
+        }
+    }
 }
 
 impl Window {
@@ -317,6 +343,7 @@ impl Window {
                 if self.samples.len() >= size(self.total_samples) {
                     report.passed_over += 1;
                     self.note_newest_of_worker(&file.name);
+                    self.left.push(file.name.clone());
                     self.seen.insert(file.name);
                     continue;
                 }
@@ -330,6 +357,10 @@ impl Window {
             }
         }
         report.distinct_openings = openings.len();
+        let left = std::mem::take(&mut self.left);
+        if feed.is_some() {
+            remove_local_copies(dir, &left);
+        }
         Ok(report)
     }
 
@@ -403,16 +434,27 @@ impl Window {
                 }
             }
         }
+        if games.is_empty() {
+            self.left.push(file.name.clone());
+            return;
+        }
+        let name: Arc<str> = file.name.as_str().into();
+        self.games_of_file.insert(name.clone(), games.len());
+        let game = |fingerprint, samples: &Vec<TrainingSample>| WindowGame {
+            fingerprint,
+            samples: samples.len(),
+            file: name.clone(),
+        };
         if to_front {
             for (fingerprint, samples) in games.into_iter().rev() {
-                self.games.push_front((fingerprint, samples.len()));
+                self.games.push_front(game(fingerprint, &samples));
                 for sample in samples.into_iter().rev() {
                     self.samples.push_front(sample);
                 }
             }
         } else {
             for (fingerprint, samples) in games {
-                self.games.push_back((fingerprint, samples.len()));
+                self.games.push_back(game(fingerprint, &samples));
                 self.samples.extend(samples);
             }
         }
@@ -421,16 +463,23 @@ impl Window {
     /// Forgets the oldest games while the window holds more than `keep`
     /// samples without them.
     fn trim(&mut self, keep: usize) {
-        while let Some(&(fingerprint, n)) = self.games.front() {
-            if self.samples.len() - n < keep {
+        while let Some(game) = self.games.front() {
+            if self.samples.len() - game.samples < keep {
                 break;
             }
-            self.games.pop_front();
-            self.samples.drain(..n);
-            if let Some(count) = self.fingerprints.get_mut(&fingerprint) {
+            let game = self.games.pop_front().expect("a front game");
+            self.samples.drain(..game.samples);
+            if let Some(count) = self.fingerprints.get_mut(&game.fingerprint) {
                 *count -= 1;
                 if *count == 0 {
-                    self.fingerprints.remove(&fingerprint);
+                    self.fingerprints.remove(&game.fingerprint);
+                }
+            }
+            if let Some(count) = self.games_of_file.get_mut(&game.file) {
+                *count -= 1;
+                if *count == 0 {
+                    self.games_of_file.remove(&game.file);
+                    self.left.push(game.file.to_string());
                 }
             }
         }
@@ -447,7 +496,7 @@ impl Window {
         let policies: usize = self.samples.iter().map(|s| s.policy.capacity() * size_of::<(u16, f32)>()).sum();
         self.samples.capacity() * size_of::<TrainingSample>()
             + policies
-            + self.games.capacity() * size_of::<(u64, usize)>()
+            + self.games.capacity() * size_of::<WindowGame>()
     }
 
     pub fn len(&self) -> usize {

@@ -31,6 +31,10 @@ fn two_workers_and_a_trainer_share_a_bucket() {
     let run_url = format!("s3://{BUCKET}/runs/one");
     let config_path = cache.path().join("tiny.toml");
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny.toml")).unwrap();
+    // A window that holds every game, so that every shard's local copy stays.
+    let text = text
+        .replace("window_fraction = 0.5", "window_fraction = 1.0")
+        .replace("window_max = 5000", "window_max = 1000000");
     std::fs::write(&config_path, text.replace("[train]", "shard_games = 2\n\n[train]")).unwrap();
     let mut trainer = Command::new(env!("CARGO_BIN_EXE_trainer"))
         .args(["--config", config_path.to_str().unwrap(), "--run", &run_url, "--device", "cpu"])
@@ -127,4 +131,23 @@ fn two_workers_and_a_trainer_share_a_bucket() {
     assert_eq!(local, [late, newest], "only what the window reads is downloaded");
     assert_eq!((report.files, report.passed_over), (2, stored.len() - 1));
     assert_eq!(window.total_samples, late_samples as u64, "only the late shard's samples are new");
+
+    // A new shard that fills the window alone: the games of the two read
+    // before leave it, and so do their local copies (the store keeps them).
+    assert!(stored.len() >= 3, "a shard neither late nor newest copies: {stored:?}");
+    let bytes = games.get(&stored[1]).unwrap().unwrap();
+    let new = format!("shard-{:013}-new-000000.jsonl.zst", newest_ms + 1_000);
+    assert!(games.create(&new, bytes.clone()).unwrap());
+    assert_eq!(feed.refresh().unwrap(), 1);
+    let new_samples: usize = gipf::shards::parse(&bytes)
+        .unwrap()
+        .games
+        .iter()
+        .map(|game| game_samples(game, Targets::of(&tiny())).unwrap().len())
+        .sum();
+    window.load(GamesSource { dir: &fresh, feed: Some(&feed) }, |_| new_samples).unwrap();
+    assert_eq!(window.len(), new_samples);
+    let local: Vec<String> = gipf::shards::list(&fresh).unwrap().into_iter().map(|f| f.name).collect();
+    assert_eq!(local, [new], "the copies of shards that left the window are removed");
+    assert_eq!(games.list("").unwrap().len(), stored.len() + 3, "the store keeps every shard");
 }
