@@ -1,5 +1,6 @@
-//! The `gipf` command line: the `gipf rules` JSON contract of `docs/rules.md`, the
-//! picture, and clear errors with a non-zero exit on bad input.
+//! The `gipf` command line: `gipf rules` (whose whole contract
+//! `core/tests/cli.rs` tests through `gipf-rules`), the benches, the loop,
+//! clear errors with a non-zero exit on bad input.
 
 use std::process::{Command, Output};
 
@@ -7,12 +8,6 @@ use gipf::rules::{Color, StateJson, Variant};
 
 fn gipf(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gipf")).args(args).output().expect("gipf runs")
-}
-
-fn state(args: &[&str]) -> StateJson {
-    let out = gipf(args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
 }
 
 /// Runs a command that must fail: non-zero exit, a message containing
@@ -23,12 +18,6 @@ fn refused(args: &[&str], expected: &str) {
     assert!(!out.status.success(), "{args:?} succeeded");
     assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
     assert!(stderr.contains(expected), "{args:?}: expected {expected:?} in {stderr:?}");
-}
-
-fn position_file(json: &str) -> tempfile::NamedTempFile {
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), json).unwrap();
-    file
 }
 
 #[test]
@@ -49,123 +38,9 @@ fn json_contract_after_moves() {
     assert_eq!(s.legal.len(), 40);
     assert!(s.legal.windows(2).all(|w| w[0] < w[1]), "legal actions are sorted");
     assert!(!s.legal.contains(&"b1-b2".to_string()));
-}
-
-#[test]
-fn json_from_a_position_file_through_a_removal() {
-    let file = position_file(
-        r#"{"variant": "basic", "board": {"c2": "w", "d3": "b", "e4": "b", "f4": "b", "h4": "b",
-            "b4": "w", "c4": "w", "d4": "b", "f3": "b", "g2": "b"}, "reserve": {"white": 12, "black": 7},
-            "to_move": "black"}"#,
-    );
-    let path = file.path().to_str().unwrap();
-    let s = state(&["rules", "--position", path, "--moves", "b1-c2", "--json"]);
-    assert_eq!((s.phase.as_str(), s.to_act), ("remove", Some(Color::Black)));
-    assert_eq!(s.legal, ["xb4,c4,d4,e4,f3,g2", "xc2,d3,e4,f4,g4,h4"]);
-    assert_eq!(s.captured.white, 0, "captured was left out: what makes the totals add up");
-    let s = state(&["rules", "--position", path, "--moves", "b1-c2 xc2,d3,e4,f4,g4,h4", "--json"]);
-    assert_eq!((s.phase.as_str(), s.to_act, s.captured.white), ("push", Some(Color::White), 1));
-}
-
-#[test]
-fn a_finished_game_has_a_winner_and_no_legal_actions() {
-    let file = position_file(
-        r#"{"variant": "standard", "board": {"b2": "B", "e2": "W"}, "reserve": {"white": 10, "black": 1},
-            "to_move": "black"}"#,
-    );
-    let s = state(&["rules", "--position", file.path().to_str().unwrap(), "--moves", "i5-h5 a1-b2", "--json"]);
-    assert_eq!((s.phase.as_str(), s.to_act, s.winner), ("over", None, Some(Color::White)));
-    assert!(s.legal.is_empty());
-}
-
-#[test]
-fn picture_shows_board_reserves_and_captures() {
-    let out = gipf(&["rules", "--variant", "basic", "--moves", "b1-b2"]);
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(out.status.success());
-    assert!(text.contains("white: reserve 11, captured  0"), "{text}");
-    assert!(text.contains("black: reserve 12, captured  0"), "{text}");
-    assert!(text.contains("black to push"), "{text}");
-    assert_eq!(text.matches('w').count() - text.matches("white").count(), 4, "{text}");
-}
-
-#[test]
-fn bad_actions_are_refused_by_name() {
+    // The rest of the rules command's contract is tested through the core's
+    // `gipf-rules` (`core/tests/cli.rs`), which starts without LibTorch.
     refused(&["rules", "--moves", "b1-b2 zz"], "'zz' is not an action");
-    refused(&["rules", "--moves", "b1-b2 a1-c3"], "not next to the dot a1");
-    refused(&["rules", "--variant", "basic", "--moves", "b1-b2 b6-b5 b1-b2"], "action 3 'b1-b2' is illegal");
-    refused(&["rules", "--moves", "xb2"], "must push");
-    refused(&["rules", "--variant", "tournament", "--moves", "a1-b2"], "must bring in a GIPF piece");
-    refused(&["rules", "--variant", "chess"], "unknown variant");
-}
-
-#[test]
-fn bad_positions_are_refused_with_the_reason() {
-    let cases = [
-        ("{", "malformed position JSON"),
-        ("[]", "malformed position JSON"),
-        (
-            r#"{"variant": "basic", "board": {}, "reserve": {"white": 15, "black": 15}, "to_move": "white", "extra": 1}"#,
-            "unknown field `extra`",
-        ),
-        (
-            r#"{"variant": "basic", "board": {"a1": "w"}, "reserve": {"white": 14, "black": 15}, "to_move": "white"}"#,
-            "a1 is a dot",
-        ),
-        (
-            r#"{"variant": "basic", "board": {"z9": "w"}, "reserve": {"white": 14, "black": 15}, "to_move": "white"}"#,
-            "'z9' is not a cell",
-        ),
-        (
-            r#"{"variant": "basic", "board": {"b2": "x"}, "reserve": {"white": 14, "black": 15}, "to_move": "white"}"#,
-            "'x' at b2 is not a piece",
-        ),
-        (
-            r#"{"variant": "basic", "board": {"b2": "w", "b2": "b"}, "reserve": {"white": 14, "black": 14}, "to_move": "white"}"#,
-            "b2 is given twice",
-        ),
-        (
-            r#"{"variant": "basic", "board": {"b2": "W"}, "reserve": {"white": 13, "black": 15}, "to_move": "white"}"#,
-            "the basic variant has none",
-        ),
-        (
-            r#"{"variant": "basic", "board": {"b2": "w"}, "reserve": {"white": 14, "black": 15}, "captured": {"white": 1, "black": 0}, "to_move": "white"}"#,
-            "white: 1 on the board + 14 in reserve + 1 captured = 16",
-        ),
-        (
-            r#"{"variant": "basic", "board": {"b2": "w"}, "reserve": {"white": 15, "black": 15}, "to_move": "white"}"#,
-            "more than the basic variant's 15",
-        ),
-        (
-            r#"{"variant": "basic", "board": {}, "reserve": {"white": 300, "black": 15}, "to_move": "white"}"#,
-            "malformed position JSON",
-        ),
-        (
-            r#"{"variant": "basic", "board": {}, "reserve": {"white": -1, "black": 15}, "to_move": "white"}"#,
-            "malformed position JSON",
-        ),
-        (
-            r#"{"variant": "tournament", "board": {}, "reserve": {"white": 18, "black": 18}, "to_move": "white"}"#,
-            "must say gipf_allowed",
-        ),
-        (
-            r#"{"variant": "standard", "board": {}, "reserve": {"white": 18, "black": 18}, "to_move": "white", "gipf_allowed": {"white": true, "black": false}}"#,
-            "only the tournament variant",
-        ),
-        (
-            r#"{"variant": "standard", "board": {"b2": "w"}, "reserve": {"white": 17, "black": 18}, "to_move": "white"}"#,
-            "neither player has a GIPF piece",
-        ),
-        (
-            r#"{"variant": "standard", "board": {}, "reserve": {"white": 18, "black": 18}, "to_move": "grey"}"#,
-            "unknown variant `grey`",
-        ),
-    ];
-    for (json, expected) in cases {
-        let file = position_file(json);
-        refused(&["rules", "--position", file.path().to_str().unwrap(), "--json"], expected);
-    }
-    refused(&["rules", "--position", "/no/such/file.json"], "cannot read /no/such/file.json");
 }
 
 #[test]
@@ -276,10 +151,11 @@ fn binaries_work_from_any_folder() {
     let out = run(&["arena", "random", "greedy", "--games", "2", "--device", "cpu"]);
     assert!(out.contains("A = random, B = greedy"), "{out}");
     run(&["loop", "--config", "configs/tiny.toml", "--run", "run", "--generations", "1", "--device", "cpu"]);
-    let weights = elsewhere.path().join("run/models/step-00000000.safetensors");
-    let out = run(&["export", weights.to_str().unwrap(), "--out", "exported"]);
-    assert!(out.contains("model.onnx (onnxruntime matches TorchScript"), "{out}");
-    assert!(!elsewhere.path().join("exported/.export_onnx.py").exists(), "the converter is not left behind");
+    assert!(elsewhere.path().join("run/models/step-00000000.safetensors").is_file());
+    // `gipf export` ran from a folder outside the checkout too (shared with front_ends).
+    let exported = crate::common::exported();
+    assert!(exported.stdout.contains("model.onnx (onnxruntime matches TorchScript"), "{}", exported.stdout);
+    assert!(!exported.dir.join(".export_onnx.py").exists(), "the converter is not left behind");
     let missing = gipf(&["arena", "random", "greedy", "--config", "configs/none.toml"]);
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read config configs/none.toml"));
 }

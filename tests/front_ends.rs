@@ -229,10 +229,8 @@ fn a_person_plays_in_the_terminal() {
 #[test]
 fn an_exported_model_loads_in_pytorch_with_the_same_outputs() {
     let dir = tempfile::tempdir().unwrap();
-    let paths = checkpoints(dir.path(), &[30]);
-    let export = dir.path().join("export");
-    let out = success(&gipf(&["export", paths[0].to_str().unwrap(), "--out", export.to_str().unwrap()], ""));
-    assert!(out.contains("onnxruntime matches"), "{out}");
+    let crate::common::Exported { weights, dir: export, stdout } = crate::common::exported();
+    assert!(stdout.contains("onnxruntime matches"), "{stdout}");
     for file in ["model.pt", "model.onnx", "model.safetensors", "model.json"] {
         assert!(export.join(file).is_file(), "{file}");
     }
@@ -242,7 +240,7 @@ fn an_exported_model_loads_in_pytorch_with_the_same_outputs() {
     assert_eq!(card["encoding_version"], gipf::encoding::ENCODING_VERSION);
     assert_eq!(card["actions"].as_array().unwrap().len(), gipf::encoding::NUM_ACTIONS);
 
-    let (network, _) = gipf::checkpoint::load_checkpoint(&paths[0], tch::Device::Cpu).unwrap();
+    let (network, _) = gipf::checkpoint::load_checkpoint(weights, tch::Device::Cpu).unwrap();
     let n = 6;
     let input = gipf::export::sample_inputs(n, 9);
     let output = gipf::export::reference_output(&network, &input, n);
@@ -260,7 +258,7 @@ fn an_exported_model_loads_in_pytorch_with_the_same_outputs() {
     assert!(python.exists(), "scripts/setup-torch.sh makes .python, the project environment's Python");
     let check = Command::new(&python)
         .arg(Path::new(ROOT).join("tests/check_export.py"))
-        .arg(&export)
+        .arg(export)
         .arg(&reference)
         .output()
         .unwrap();
@@ -268,6 +266,6 @@ fn an_exported_model_loads_in_pytorch_with_the_same_outputs() {
     assert!(check.status.success(), "{text}{}", String::from_utf8_lossy(&check.stderr));
     assert!(text.contains("torchscript max abs error") && text.contains("onnx max abs error"), "{text}");
 
-    let out = gipf(&["export", "/no/such.safetensors", "--out", export.to_str().unwrap()], "");
+    let out = gipf(&["export", "/no/such.safetensors", "--out", dir.path().join("out").to_str().unwrap()], "");
     assert!(String::from_utf8_lossy(&out.stderr).contains("checkpoint /no/such.safetensors does not exist"));
 }

@@ -73,3 +73,38 @@ pub fn random_setup(
             .then(|| PerColor { white: rng.random_bool(0.5), black: rng.random_bool(0.5) }),
     }
 }
+
+/// A checkpoint of the tiny network (step 30) and what `gipf export` wrote of
+/// it, run from a folder outside the checkout: made once for the tests that
+/// check an export (the conversion through Python takes seconds).
+pub struct Exported {
+    pub weights: std::path::PathBuf,
+    /// The export's folder (`exported` in the folder it ran from).
+    pub dir: std::path::PathBuf,
+    /// What `gipf export` printed.
+    pub stdout: String,
+}
+
+pub fn exported() -> &'static Exported {
+    static EXPORTED: std::sync::OnceLock<Exported> = std::sync::OnceLock::new();
+    EXPORTED.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("shared-export");
+        let _ = std::fs::remove_dir_all(&root);
+        let elsewhere = root.join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let config =
+            gipf::config::Config::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/tiny.toml"))
+                .unwrap();
+        let mut trainer = gipf::train::Trainer::new(&config, tch::Device::Cpu, 31);
+        trainer.step = 30;
+        let weights = trainer.save(&root.join("models")).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_gipf"))
+            .args(["export", weights.to_str().unwrap(), "--out", "exported"])
+            .current_dir(&elsewhere)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "gipf export: {stderr}");
+        Exported { weights, dir: elsewhere.join("exported"), stdout: String::from_utf8_lossy(&out.stdout).into_owned() }
+    })
+}
