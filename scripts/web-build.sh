@@ -10,7 +10,7 @@ CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=true \
     cargo build -p gipf-web --release --target wasm32-unknown-unknown --locked >&2
 rm -rf web/dist.tmp
 mkdir -p web/dist.tmp/ort
-cp web/index.html web/app.js web/worker.js web/style.css web/dist.tmp/
+cp web/index.html web/app.js web/worker.js web/run.html web/run.js web/style.css web/dist.tmp/
 cp target/wasm32-unknown-unknown/release/gipf_web.wasm web/dist.tmp/engine.wasm
 cp web/node_modules/onnxruntime-web/dist/ort.wasm.min.mjs \
     web/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.mjs \

@@ -18,6 +18,7 @@ pub mod engine;
 pub mod export;
 pub mod games;
 pub mod lease;
+pub mod progress;
 pub mod selfplay;
 pub mod serve;
 pub mod shards;

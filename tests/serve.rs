@@ -6,12 +6,12 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 
-/// Serves `page` and `model` from a thread of the test process; the port.
-fn start(page: &Path, model: &Path) -> u16 {
+/// Serves `page`, `model` and maybe `run` from a thread of the test process; the port.
+fn start(page: &Path, model: &Path, run: Option<&Path>) -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let (page, model) = (page.to_path_buf(), model.to_path_buf());
-    std::thread::spawn(move || gipf::serve::serve_on(listener, &page, &model).unwrap());
+    let (page, model, run) = (page.to_path_buf(), model.to_path_buf(), run.map(Path::to_path_buf));
+    std::thread::spawn(move || gipf::serve::serve_on(listener, &page, &model, run.as_deref()).unwrap());
     port
 }
 
@@ -38,7 +38,9 @@ fn the_page_and_the_model_are_served_and_nothing_outside_them() {
     let onnx: Vec<u8> = (0..400_000u32).map(|i| (i * 7 % 251) as u8).collect();
     std::fs::write(model.join("model.onnx"), &onnx).unwrap();
     std::fs::write(dir.path().join("secret.txt"), "secret").unwrap();
-    let port = start(&page, &model);
+    std::fs::create_dir_all(dir.path().join("arena")).unwrap();
+    std::fs::write(dir.path().join("arena/ratings.png"), "a plot").unwrap();
+    let port = start(&page, &model, None);
 
     let (status, _, body) = get(port, "/");
     assert_eq!((status, body.as_slice()), (200, &b"<html>board</html>"[..]));
@@ -55,6 +57,8 @@ fn the_page_and_the_model_are_served_and_nothing_outside_them() {
         "/model/%2e%2e/%2e%2e/secret.txt",
         "/..%2fsecret.txt",
         "/model/..%2F..%2Fsecret.txt",
+        "/run/progress.json",
+        "/run/ratings.png",
     ] {
         let (status, _, body) = get(port, path);
         assert_eq!(status, 404, "{path}");
@@ -67,4 +71,34 @@ fn the_page_and_the_model_are_served_and_nothing_outside_them() {
         asks.into_iter().map(|a| a.join().unwrap()).map(|(status, _, body)| (status, body.len())).collect()
     });
     assert!(answers.iter().all(|&answer| answer == (200, onnx.len())), "{answers:?}");
+}
+
+/// With a run folder: its progress as JSON and its Elo plot, nothing else of it.
+#[test]
+fn a_run_s_progress_and_elo_plot_are_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let (page, model, run) = (dir.path().join("page"), dir.path().join("model"), dir.path().join("run"));
+    for folder in [&page, &model, &run.join("arena")] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    std::fs::write(page.join("run.html"), "<html>run</html>").unwrap();
+    let config = gipf::config::Config::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/tiny.toml")).unwrap();
+    let mut trainer = gipf::train::Trainer::new(&config, tch::Device::Cpu, 1);
+    trainer.step = 42;
+    trainer.save(&run.join("models")).unwrap();
+    let port = start(&page, &model, Some(&run));
+
+    assert_eq!(get(port, "/run/ratings.png").0, 404, "no plot yet");
+    let (status, head, body) = get(port, "/run/progress.json");
+    assert!(status == 200 && head.contains("content-type: application/json"), "{head}");
+    let progress: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(progress["newest"]["step"], 42);
+    assert_eq!((&progress["elo_plot"], &progress["selfplay"]), (&serde_json::json!(false), &serde_json::Value::Null));
+    std::fs::write(run.join("arena/ratings.png"), "a plot").unwrap();
+    let (status, head, body) = get(port, "/run/ratings.png");
+    assert!(status == 200 && head.contains("content-type: image/png") && body == b"a plot", "{head}");
+    assert_eq!(get(port, "/run.html").2, b"<html>run</html>");
+    for path in ["/run/models/step-00000042.json", "/run/../run/arena/ratings.png", "/run/%2e%2e/secret.txt"] {
+        assert_eq!(get(port, path).0, 404, "{path}");
+    }
 }

@@ -81,7 +81,7 @@ fn positions(n: usize) -> Vec<(Vec<String>, Position)> {
 fn the_web_board_plays_in_a_browser_as_the_native_engine() {
     let dist = Path::new(ROOT).join("web/dist");
     assert!(dist.join("engine.wasm").is_file(), "no {}: scripts/web-build.sh makes it", dist.display());
-    for page in ["index.html", "app.js", "worker.js", "style.css"] {
+    for page in ["index.html", "app.js", "worker.js", "run.html", "run.js", "style.css"] {
         let (source, built) = (std::fs::read(Path::new(ROOT).join("web").join(page)), std::fs::read(dist.join(page)));
         assert_eq!(
             source.unwrap(),
@@ -140,6 +140,15 @@ fn the_web_board_plays_in_a_browser_as_the_native_engine() {
         assert!(!refused["message"].as_str().unwrap().is_empty(), "a visible message: {refused}");
     }
     assert_eq!(report["undo"], json!({"before": 2, "after": 0, "to_act": "white"}));
+    // Analysis of the player's moves: the board is not busy meanwhile, a
+    // click during a 100,000-simulation analysis played at once (the random
+    // opponent replied), and the analysis of the new position was shown.
+    let analysis = &report["analysis"];
+    assert_eq!((&analysis["busy_while_analysing"], &analysis["moves"]), (&json!(false), &json!(2)), "{analysis}");
+    let values = analysis["values"].as_array().unwrap();
+    assert!(values.len() > analysis["values_before"].as_u64().unwrap() as usize, "{analysis}");
+    assert_eq!(values.last().unwrap()[0], 2, "the last value is the analysis at move 2: {analysis}");
+    assert!(analysis["arrows"].as_u64().unwrap() >= 1, "{analysis}");
     let removal = &report["removal"];
     assert_eq!(removal["legal"], json!(["xc2,c3,c4,c5", "xc2,c4,c5"]));
     assert_eq!(removal["board"], json!({"c3": "W", "e5": "B", "f5": "B"}), "the GIPF piece kept: {removal}");

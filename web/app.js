@@ -4,17 +4,21 @@
 
 const worker = new Worker("worker.js", { type: "module" });
 const waiting = new Map();
+/** The requests in flight that the board does not wait on (analysis). */
+const background = new Set();
 let nextId = 0;
 worker.onmessage = (event) => {
     waiting.get(event.data.id)(event.data.answer);
     waiting.delete(event.data.id);
+    background.delete(event.data.id);
 };
 
 /** One request to the engine (see web/engine/src/lib.rs and worker.js). */
-function ask(request) {
+function ask(request, inBackground = false) {
     return new Promise((resolve) => {
         const id = nextId++;
         waiting.set(id, resolve);
+        if (inBackground) background.add(id);
         worker.postMessage({ id, request });
     });
 }
@@ -34,8 +38,8 @@ let selectedDot = null;
 let selected = new Set();
 let lastMove = null;
 let busy = false;
-/** Whether the page waits on the engine: the opponent thinking, or any request in flight. */
-const engaged = () => busy || waiting.size > 0;
+/** Whether the page waits on the engine: the opponent thinking, or a request in flight (not an analysis). */
+const engaged = () => busy || waiting.size > background.size;
 let seed = 1;
 
 function coordinates(cell) {
@@ -270,7 +274,22 @@ function showThinking(answer) {
         `${Math.round(answer.seconds * 1000)} ms; visits: ${top.join(", ")}`;
 }
 
-/** The opponent's actions, as long as it is to act (it may act twice in a row). */
+/**
+ * With "analyse my moves" on, the model's search of the player's position:
+ * its candidate pushes and its value, as for its own moves. It runs in the
+ * background: a click plays at once, and the analysis of a position left
+ * behind is dropped.
+ */
+async function analyse() {
+    if (!$("analyse").checked || !state || state.winner || !humanToAct()) return;
+    const moves = state.moves.length;
+    const simulations = $("opponent").value === "model" ? strength() : 64;
+    const answer = await ask({ cmd: "model_move", simulations, search: SEARCH }, true);
+    if (!answer.done || state.moves.length !== moves || !humanToAct()) return;
+    showThinking(answer);
+}
+
+/** The opponent's actions, as long as it is to act (it may act twice in a row); then the analysis. */
 async function opponentTurn() {
     while (state.to_act && !state.winner && !humanToAct()) {
         busy = true;
@@ -301,6 +320,7 @@ async function opponentTurn() {
         lastMove = answer.action.includes("-") && !answer.action.startsWith("x") ? answer.action.split("-")[1] : null;
         render();
     }
+    await analyse();
 }
 
 async function newGame() {
@@ -385,6 +405,11 @@ async function start() {
     $("leave").addEventListener("click", () => play("x-"));
     $("opponent").addEventListener("change", strengthHelp);
     $("human").addEventListener("change", () => render());
+    $("analyse").addEventListener("change", () => {
+        if (!engaged()) analyse();
+    });
+    // Served with a run (`gipf serve --run`): a link to its progress.
+    fetch("run/progress.json").then((answer) => ($("run-link").hidden = !answer.ok), () => {});
     await newGame();
 }
 

@@ -5,7 +5,8 @@
 //
 // Messages in: {id, request} with request one of the engine's JSON requests
 // (web/engine/src/lib.rs), or {cmd: "model_move", simulations, search}: the
-// network's search, its batches evaluated here; or {cmd: "evaluate",
+// network's search, its batches evaluated here (a later request cancels
+// it); or {cmd: "evaluate",
 // planes}: the network's raw outputs for some input planes (for checks).
 // Messages out: {id, answer}.
 
@@ -61,15 +62,36 @@ async function runModel(planes, count) {
     return outputs[session.outputNames[0]].data;
 }
 
+/**
+ * Counts the requests that end a search in flight: while the network runs a
+ * batch, other messages are handled (a move played, another search); the
+ * search whose number is no longer the newest stops and answers
+ * {cancelled: true} without touching the engine again.
+ */
+let searches = 0;
+
+// Between batches a search lets the worker's other messages in (a posted
+// message is a task; the network's promise alone would not let them run).
+const channel = new MessageChannel();
+const resumes = [];
+channel.port1.onmessage = () => resumes.shift()();
+const letMessagesIn = () => new Promise((resolve) => {
+    resumes.push(resolve);
+    channel.port2.postMessage(null);
+});
+
 /** The network's search for the position in play. */
 async function modelMove(simulations, search) {
     await loadModel();
+    const mine = ++searches;
     const started = performance.now();
     let answer = ask({ cmd: "think", simulations, search });
     while (answer.batch) {
         const count = answer.batch;
         const planes = new Float32Array(engine.memory.buffer, engine.gipf_input_ptr(), count * INPUT_SIZE).slice();
         const out = await runModel(planes, count);
+        await letMessagesIn();
+        if (mine !== searches) return { cancelled: true };
         // The engine's buffers may have moved while the network ran.
         new Float32Array(engine.memory.buffer, engine.gipf_output_ptr(), out.length).set(out);
         answer = ask({ cmd: "feed" });
@@ -95,6 +117,7 @@ self.onmessage = async (event) => {
             await loadModel();
             answer = { card: { step: card.step, variant: card.variant, network: card.network } };
         } else {
+            searches++;
             answer = ask(request);
         }
     } catch (e) {

@@ -8,7 +8,7 @@
 // JOB: {"url": ..., "chromium": "/usr/bin/chromium", "positions": [[actions...], ...],
 //       "planes": [[floats...], ...], "simulations": N, "search": {...}}
 // Output: {"off_origin": [urls], "game": {...}, "illegal": [...], "removal": {...},
-//          "undo": {...}, "parity": [{action, seconds, outputs}], "errors": [...]}
+//          "undo": {...}, "analysis": {...}, "parity": [{action, seconds, outputs}], "errors": [...]}
 
 import { readFileSync } from "node:fs";
 import { chromium } from "playwright-core";
@@ -102,6 +102,23 @@ await idle();
 const afterUndo = await state();
 const undo = { before: beforeUndo, after: afterUndo.moves.length, to_act: afterUndo.to_act };
 
+// "Analyse my moves": the model searches the player's position in the
+// background (the board stays free), then shows its candidates and value;
+// a click during a long analysis plays at once.
+const valuesBefore = await page.evaluate(() => window.gipf.values().length);
+await page.fill("#strength", "100000");
+await page.click("#analyse");
+const busyWhileAnalysing = await page.evaluate(() => window.gipf.busy());
+await page.selectOption("#opponent", "random");
+await playByClicks("b1-b2");
+await page.waitForFunction(() => window.gipf.state().moves.length >= 2, null, { timeout: 10000 });
+await page.waitForFunction((n) => window.gipf.values().length > n, valuesBefore, { timeout: 60000 });
+const analysis = { busy_while_analysing: busyWhileAnalysing, moves: (await state()).moves.length,
+    values_before: valuesBefore, values: await page.evaluate(() => window.gipf.values()),
+    arrows: await page.locator("#arrows .arrow").count() };
+await page.click("#analyse");
+await page.selectOption("#opponent", "model");
+
 // A removal that keeps a GIPF piece, from a position given as JSON.
 await page.selectOption("#human", "both");
 await page.click("summary");
@@ -137,4 +154,4 @@ for (let i = 0; i < job.positions.length; i++) {
 }
 
 await browser.close();
-console.log(JSON.stringify({ off_origin: offOrigin, game, illegal, undo, removal, parity, errors }));
+console.log(JSON.stringify({ off_origin: offOrigin, game, illegal, undo, analysis, removal, parity, errors }));

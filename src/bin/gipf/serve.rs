@@ -10,9 +10,15 @@ use gipf::export::{export, ONNX_FILE};
 #[derive(clap::Args)]
 pub struct Args {
     /// The checkpoint the board plays: a weights file, a models folder (its
-    /// best, else its newest) or an s3:// URL [default: the reference model].
+    /// best, else its newest) or an s3:// URL [default: the run's, else the
+    /// reference model].
     #[arg(long)]
     model: Option<String>,
+    /// A run folder: its progress on the page run.html (newest checkpoint,
+    /// training and self-play rates, the Elo plot of `gipf ratings`), and
+    /// its checkpoint on the board.
+    #[arg(long)]
+    run: Option<PathBuf>,
     #[arg(long, default_value_t = 8000)]
     port: u16,
     /// The address to listen on; anything but 127.0.0.1 opens the board to the network.
@@ -60,16 +66,20 @@ pub fn run(args: Args) -> Result<()> {
         "{}: no built page; build it with scripts/web-build.sh (or name it with --page)",
         args.page.display()
     );
-    let weights = checkpoint(args.model.as_deref())?;
+    let run_models = args.run.as_ref().map(|run| run.join("models").display().to_string());
+    let weights = checkpoint(args.model.as_deref().or(run_models.as_deref()))?;
     let model = exported(&weights)?;
     let addr = SocketAddr::new(args.host, args.port);
     let listener = std::net::TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     let url = format!("http://{addr}/");
     println!("serving the board with {} on {url} (Ctrl-C stops)", weights.display());
+    if let Some(run) = &args.run {
+        println!("the progress of {} on {url}run.html", run.display());
+    }
     if args.open {
         if let Err(e) = open::that_detached(&url) {
             eprintln!("gipf serve: cannot open a browser ({e}): open {url} in one");
         }
     }
-    gipf::serve::serve_on(listener, &args.page, &model)
+    gipf::serve::serve_on(listener, &args.page, &model, args.run.as_deref())
 }
