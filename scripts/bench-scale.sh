@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-30}"
 scripts/setup-torch.sh >/dev/null
 cargo build --release --workspace --locked
-bin=./target/release
+bin="${CARGO_TARGET_DIR:-target}/release"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 

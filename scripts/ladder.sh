@@ -13,7 +13,7 @@ GAMES="${1:-40}"
 THREADS="${THREADS:-2}"
 scripts/setup-torch.sh
 cargo build --release --workspace --locked
-GIPF="${GIPF:-./target/release/gipf}"
+GIPF="${GIPF:-${CARGO_TARGET_DIR:-target}/release/gipf}"
 
 row() {
     local start out line

@@ -8,12 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-torch.sh
 cargo build --release --workspace --locked
+TARGET="${CARGO_TARGET_DIR:-target}"
 if [ $# -gt 0 ]; then
     # `gipf serve` serves the web board's page: built here (once, then kept up to date).
     if [ "$1" = gipf ] && [ "${2:-}" = serve ]; then
         scripts/web-build.sh >/dev/null
     fi
     bin="$1"; shift
-    exec "./target/release/$bin" "$@"
+    exec "$TARGET/release/$bin" "$@"
 fi
-exec ./target/release/gipf loop --config configs/cpu.toml --run runs/main
+exec "$TARGET/release/gipf" loop --config configs/cpu.toml --run runs/main

@@ -11,7 +11,7 @@ CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=true \
 rm -rf web/dist.tmp
 mkdir -p web/dist.tmp/ort
 cp web/index.html web/app.js web/worker.js web/run.html web/run.js web/style.css web/dist.tmp/
-cp target/wasm32-unknown-unknown/release/gipf_web.wasm web/dist.tmp/engine.wasm
+cp "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/gipf_web.wasm" web/dist.tmp/engine.wasm
 cp web/node_modules/onnxruntime-web/dist/ort.wasm.min.mjs \
     web/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.mjs \
     web/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm web/dist.tmp/ort/

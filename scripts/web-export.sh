@@ -20,5 +20,5 @@ cargo build --release -p gipf --locked >&2
 scripts/web-build.sh >/dev/null
 mkdir -p "$2"
 cp -r web/dist/. "$2/"
-./target/release/gipf export "$1" --out "$2/model"
+"${CARGO_TARGET_DIR:-target}/release/gipf" export "$1" --out "$2/model"
 echo "wrote $2: serve it with any static file server (python3 -m http.server -d $2)" >&2
