@@ -49,6 +49,19 @@ pub struct SelfplayConfig {
     pub shard_seconds: f64,
 }
 
+/// Warns when `asked` threads exceed this machine's cores: they would take
+/// turns, each slower (called where the threads start).
+pub fn warn_if_past_the_cores(what: &str, asked: usize) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(warning) = past_the_cores(what, asked, cores) {
+        tracing::warn!("{warning}");
+    }
+}
+
+fn past_the_cores(what: &str, asked: usize, cores: usize) -> Option<String> {
+    (asked > cores).then(|| format!("{what} asks for {asked} threads on {cores} cores: they will take turns"))
+}
+
 impl SelfplayConfig {
     /// The search threads to use: `search_threads`, or when 0 the cores left
     /// beside LibTorch's threads (idle threads spinning beside the forward
@@ -314,6 +327,13 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn threads_past_the_cores_are_named() {
+        assert_eq!(past_the_cores("the trainer", 2, 2), None);
+        let warning = past_the_cores("the trainer (train.torch_threads)", 4, 2).unwrap();
+        assert!(warning.contains("train.torch_threads") && warning.contains("4 threads on 2 cores"), "{warning}");
+    }
 
     fn shipped(name: &str) -> String {
         std::fs::read_to_string(format!("{}/configs/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()

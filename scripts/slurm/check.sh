@@ -63,7 +63,7 @@ if [ "${1:-}" = "--s3" ]; then
     run="$GIPF_CACHE/runs/s3___check_run/run"
 fi
 RUN="$RUN" CONFIG=configs/tiny.toml DEVICE=cpu STEPS=20 GAMES=6 BIN="$PWD/target/release" \
-    timeout 600 sbatch --wait --array=0-2 --output="$logs/gipf-%a.log" scripts/slurm/gipf.sbatch
+    timeout 600 sbatch --wait --cpus-per-task=1 --array=0-2 --output="$logs/gipf-%a.log" scripts/slurm/gipf.sbatch
 ls "$run/models" | grep -q '^step-00000020.safetensors$' || { echo "no step 20: $(ls "$run/models")"; cat "$logs"/*; exit 1; }
 games=$(for f in "$run"/games/shard-*; do zstd -dc "$f"; done | wc -l)
 workers=$(ls "$run/games" | sed -E 's/^shard-[0-9]+-(.*)-[0-9]+\.jsonl\.zst$/\1/' | sort -u | wc -l)

@@ -129,6 +129,10 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     std::fs::create_dir_all(&options.out)
         .with_context(|| format!("cannot create games folder {}", options.out.display()))?;
     let p = &options.config.selfplay;
+    crate::config::warn_if_past_the_cores(
+        "self-play (selfplay.torch_threads + selfplay.search_threads)",
+        p.torch_threads.max(1) as usize + p.search_threads(),
+    );
     tch::set_num_threads(p.torch_threads);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(p.search_threads())

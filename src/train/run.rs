@@ -36,6 +36,7 @@ fn bar(len: Option<u64>) -> ProgressBar {
 }
 
 fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Trainer, Logs, Unpublished)> {
+    crate::config::warn_if_past_the_cores("the trainer (train.torch_threads)", config.train.torch_threads as usize);
     for dir in [run.games(), run.models(), run.logs()] {
         std::fs::create_dir_all(&dir)?;
     }
