@@ -16,6 +16,10 @@
 #                              (the easy ones, random greedy alphabeta:1, on request)
 #   MID_OPPONENTS="uct:10000 alphabeta:2"  played by the checkpoint that was
 #                              newest at half time (none: "")
+#   LATE_OPPONENTS="alphabeta:3"  played by two more late checkpoints (the
+#                              newest kept at or below 90% and 80% of the
+#                              newest's step), so that an arm is judged on
+#                              three late checkpoints, not one (none: "")
 #   CURVE_POINTS=6             checkpoints rated for the Elo curve
 #   CURVE_SIMS=64 CURVE_GAMES=20 CURVE_ANCHORS="alphabeta:2 alphabeta:3"
 #   THREADS=2                  games played at once
@@ -41,12 +45,13 @@ CURVE_SIMS="${CURVE_SIMS:-64}"
 CURVE_GAMES="${CURVE_GAMES:-20}"
 CURVE_ANCHORS="${CURVE_ANCHORS:-alphabeta:2 alphabeta:3}"
 MID_OPPONENTS="${MID_OPPONENTS-uct:10000 alphabeta:2}"
+LATE_OPPONENTS="${LATE_OPPONENTS-alphabeta:3}"
 THREADS="${THREADS:-2}"
 TRAIN="${TRAIN:-1}"
 
 scripts/setup-torch.sh
 cargo build --release --workspace --locked
-GIPF=./target/release/gipf
+GIPF="${CARGO_TARGET_DIR:-target}/release/gipf"
 mkdir -p "$RUN/report"
 newest_checkpoint() { ls "$RUN"/models/step-*.safetensors | sort | tail -n 1; }
 
@@ -111,6 +116,30 @@ if [ -n "$MID_OPPONENTS" ] && [ -n "$midpoint" ]; then
         # shellcheck disable=SC2086
         measure "$midpoint" $MID_OPPONENTS
     } >> "$report"
+fi
+
+# The newest checkpoint at or below PERCENT% of the newest's step.
+checkpoint_at() {
+    local newest_step="$1" percent="$2" file step found=""
+    for file in "$RUN"/models/step-*.safetensors; do
+        step=$((10#$(basename "$file" .safetensors | sed 's/^step-//')))
+        [ $((step * 100)) -le $((newest_step * percent)) ] && found="$file"
+    done
+    echo "$found"
+}
+if [ -n "$LATE_OPPONENTS" ]; then
+    newest_step=$((10#$(basename "$newest" .safetensors | sed 's/^step-//')))
+    for percent in 90 80; do
+        late="$(checkpoint_at "$newest_step" "$percent")"
+        [ -n "$late" ] || continue
+        {
+            echo
+            echo "## A late checkpoint: \`$(basename "$late" .safetensors)\` (at or below $percent% of the newest's steps)"
+            echo
+            # shellcheck disable=SC2086
+            measure "$late" $LATE_OPPONENTS
+        } >> "$report"
+    done
 fi
 
 anchors=()
