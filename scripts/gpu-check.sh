@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The GPU check: shows that the binaries load LibTorch's CUDA backend and see
 # the GPU, then measures the GPU config's raw network throughput by batch
-# size, self-play against it (with its ratio to raw), and training (with and
-# without data loading). Runs where nothing is built or installed: from the
-# bundle of scripts/gpu-bundle.sh (bin/ and configs/ beside this script), or
+# size and self-play against it (with its ratio to raw), each in float32 and
+# bf16, and training (with and without data loading). Runs where nothing is
+# built or installed: from the bundle of scripts/gpu-bundle.sh (bin/ and
+# configs/ beside this script), or
 # in a checkout after `cargo build --release --workspace`. The LibTorch it
 # loads is the one of the machine's python3 (PYTHON to choose another).
 #
-#   .gpu/gpu-check.sh                  # on the GPU machine: about 6 minutes
+#   .gpu/gpu-check.sh                  # on the GPU machine: about 8 minutes
 #   .gpu/gpu-check.sh --device cpu     # a dry run on a CPU (quick, cpu.toml)
 #
 # Figures go to stdout and to $OUT/gpu-check.txt ($OUT: the device tool's
@@ -44,6 +45,13 @@ echo "== raw network ($(basename "$CONFIG")), float32"
 "$BIN/gipf" bench net --config "$CONFIG" --device "$DEVICE" --seconds 3 --batches "$BATCHES"
 echo "== self-play against the bare network"
 "$BIN/selfplay" --config "$CONFIG" --device "$DEVICE" --out "$WORK/bench-games" --bench "$SECONDS_EACH"
+# The same config with the forward passes in bf16 (network.precision).
+BF16="$WORK/$(basename "$CONFIG" .toml)-bf16.toml"
+sed 's/^\[network\]$/[network]\nprecision = "bf16"/' "$CONFIG" > "$BF16"
+echo "== raw network ($(basename "$CONFIG")), bf16"
+"$BIN/gipf" bench net --config "$BF16" --device "$DEVICE" --seconds 3 --batches "$BATCHES"
+echo "== self-play against the bare network, bf16"
+"$BIN/selfplay" --config "$BF16" --device "$DEVICE" --out "$WORK/bench-games-bf16" --bench "$SECONDS_EACH"
 echo "== self-play's CPU side alone (no network)"
 "$BIN/selfplay" --config "$CONFIG" --device "$DEVICE" --out "$WORK/constant" --bench 15 --constant-network
 echo "== training (on quick games of the tiny config: samples do not depend on the network)"

@@ -399,4 +399,15 @@ mod tests {
             assert!(err.contains(new), "{err}");
         }
     }
+
+    #[test]
+    fn the_precision_is_read_and_a_checkpoint_does_not_record_it() {
+        use crate::net::Precision;
+        assert_eq!(Config::parse("").unwrap().network.precision, Precision::Fp32);
+        let config = Config::parse("[network]\nprecision = \"bf16\"\n").unwrap();
+        assert_eq!(config.network.precision, Precision::Bf16);
+        assert!(!serde_json::to_string(&config.network).unwrap().contains("precision"));
+        assert_eq!(config.network, Config::parse("").unwrap().network, "the same shape");
+        assert!(Config::parse("[network]\nprecision = \"fp8\"\n").is_err());
+    }
 }

@@ -158,8 +158,15 @@ fn the_web_board_plays_in_a_browser_as_the_native_engine() {
     // (on one thread, as the page's).
     tch::set_num_threads(1);
     let (network, _) = gipf::checkpoint::load_checkpoint(&weights, tch::Device::Cpu).unwrap();
-    let mut player =
-        NetworkPlayer::load(&weights, tch::Device::Cpu, Budget::Simulations(SIMULATIONS), false, &search).unwrap();
+    let mut player = NetworkPlayer::load(
+        &weights,
+        tch::Device::Cpu,
+        Default::default(),
+        Budget::Simulations(SIMULATIONS),
+        false,
+        &search,
+    )
+    .unwrap();
     let (mut browser_seconds, mut native_seconds) = (0.0, 0.0);
     for (i, ((actions, pos), answer)) in cases.iter().zip(report["parity"].as_array().unwrap()).enumerate() {
         assert!(answer["error"].is_null(), "position {i}: {answer}");

@@ -142,7 +142,14 @@ mod tests {
         // One intra-op thread, as the command line sets it: several would
         // wait on each other beside the suite's other tests (100 times slower).
         tch::set_num_threads(1);
-        let tiny = NetConfig { blocks: 1, channels: 8, value_hidden: 8, value_pooling: false, aux_targets: false };
+        let tiny = NetConfig {
+            blocks: 1,
+            channels: 8,
+            value_hidden: 8,
+            value_pooling: false,
+            aux_targets: false,
+            precision: Default::default(),
+        };
         let (mut a, mut b) = (Network::new(&tiny, Device::Cpu, 1), Network::new(&tiny, Device::Cpu, 2));
         let options = MatchOptions {
             variant: Variant::Standard,
@@ -153,6 +160,7 @@ mod tests {
             seed: 4,
             sprt: None,
             device: Device::Cpu,
+            precision: Default::default(),
             search: crate::search::SearchConfig { batch_size: 4, ..Default::default() },
         };
         let first = network_match(&mut a, &mut b, 8, &options, 4).unwrap();

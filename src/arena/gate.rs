@@ -61,10 +61,13 @@ pub fn gate(
         seed,
         sprt: None,
         device,
+        precision: config.network.precision,
         search: config.search,
     };
     let (mut a, _) = load_checkpoint(candidate, device)?;
     let (mut b, _) = load_checkpoint(&best, device)?;
+    a.set_precision(options.precision);
+    b.set_precision(options.precision);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)
         .build()

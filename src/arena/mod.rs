@@ -18,6 +18,7 @@ use rand::seq::IndexedRandom;
 use rand::SeedableRng;
 use tch::Device;
 
+use crate::net::Precision;
 use crate::players::{Player, PlayerSpec};
 use crate::rules::{Color, Position, Variant};
 use crate::search::SearchConfig;
@@ -39,6 +40,8 @@ pub struct MatchOptions {
     pub seed: u64,
     pub sprt: Option<Sprt>,
     pub device: Device,
+    /// The number format of the networks' forward passes.
+    pub precision: Precision,
     pub search: SearchConfig,
 }
 
@@ -131,8 +134,8 @@ pub fn play_match(
     for t in 0..threads as u64 {
         let seed = options.seed.wrapping_add(1000 * t);
         pairs.push((
-            a.build(options.device, &options.search, seed)?,
-            b.build(options.device, &options.search, seed + 1)?,
+            a.build(options.device, options.precision, &options.search, seed)?,
+            b.build(options.device, options.precision, &options.search, seed + 1)?,
         ));
     }
     let next = AtomicU32::new(0);
@@ -209,6 +212,7 @@ mod tests {
             seed: 7,
             sprt: None,
             device: Device::Cpu,
+            precision: Default::default(),
             search: SearchConfig::default(),
         }
     }

@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use tch::Device;
 
 use crate::checkpoint::load_checkpoint;
+use crate::net::Precision;
 use crate::rules::{Action, Position};
 use crate::search::{SearchConfig, Tree};
 pub use gipf_core::players::{alphabeta, AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Uct};
@@ -138,8 +139,14 @@ impl PlayerSpec {
         }
     }
 
-    /// Makes the player; a network is loaded onto `device`.
-    pub fn build(&self, device: Device, search: &SearchConfig, seed: u64) -> Result<Box<dyn Player>> {
+    /// Makes the player; a network is loaded onto `device`, to run in `precision`.
+    pub fn build(
+        &self,
+        device: Device,
+        precision: Precision,
+        search: &SearchConfig,
+        seed: u64,
+    ) -> Result<Box<dyn Player>> {
         Ok(match self {
             PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
@@ -147,7 +154,7 @@ impl PlayerSpec {
             PlayerSpec::AlphaBeta { limit } => Box::new(AlphaBeta::new(*limit, monotonic)),
             PlayerSpec::Network { weights, budget, keep_tree, batch } => {
                 let search = SearchConfig { batch_size: batch_size(*batch, *budget, search), ..*search };
-                Box::new(NetworkPlayer::load(weights, device, *budget, *keep_tree, &search)?)
+                Box::new(NetworkPlayer::load(weights, device, precision, *budget, *keep_tree, &search)?)
             }
         })
     }
@@ -255,11 +262,13 @@ impl NetworkPlayer {
     pub fn load(
         weights: &Path,
         device: Device,
+        precision: Precision,
         budget: Budget,
         keep_tree: bool,
         search: &SearchConfig,
     ) -> Result<NetworkPlayer> {
-        let (network, _) = load_checkpoint(weights, device)?;
+        let (mut network, _) = load_checkpoint(weights, device)?;
+        network.set_precision(precision);
         Ok(NetworkPlayer { network, budget, keep_tree, search: *search, tree: None })
     }
 }
@@ -411,7 +420,7 @@ mod tests {
     fn the_reference_model_loads_and_plays() {
         let spec = PlayerSpec::parse("reference@8", Budget::Simulations(64)).unwrap();
         assert_eq!(spec.name(), "reference (8 sims)");
-        let mut player = spec.build(Device::Cpu, &SearchConfig::default(), 1).unwrap();
+        let mut player = spec.build(Device::Cpu, Precision::Fp32, &SearchConfig::default(), 1).unwrap();
         let pos = crate::rules::Position::new(crate::rules::Variant::Standard);
         assert!(pos.is_legal(player.choose(&pos)));
     }

@@ -139,7 +139,7 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
         .build()
         .context("cannot start the search threads")?;
     let mut follower = Follower::start(&options)?;
-    tracing::info!(model = follower.name, device = ?options.device, "self-play starts");
+    tracing::info!(model = follower.name, device = ?options.device, kind = ?follower.network.kind(), "self-play starts");
     let mut sink = Sink::new(&options)?;
     let mut reporter = Reporter::new(options.progress, options.games);
     let mut probe = RawProbe::new(options.probe_raw);
@@ -196,14 +196,17 @@ impl Follower {
         Ok(Follower { network, current, name, forward_before: 0.0 })
     }
 
+    /// The network of `path` (none: a fresh one), in the config's precision.
     fn load(options: &RunOptions, path: Option<&PathBuf>) -> Result<(Network, String)> {
-        match path {
+        let (mut network, name) = match path {
             Some(p) => {
                 let (network, _, used) = load_checkpoint_or_older(p, options.device)?;
-                Ok((network, model_name(Some(&used))))
+                (network, model_name(Some(&used)))
             }
-            None => Ok((Network::new(&options.config.network, options.device, options.seed as i64), model_name(None))),
-        }
+            None => (Network::new(&options.config.network, options.device, options.seed as i64), model_name(None)),
+        };
+        network.set_precision(options.config.network.precision);
+        Ok((network, name))
     }
 
     fn pick_up_newer(&mut self, options: &RunOptions) -> Result<()> {

@@ -64,6 +64,7 @@ impl Common {
             seed: self.seed,
             sprt,
             device: parse_device(&self.device)?,
+            precision: config.network.precision,
             search: config.search,
         })
     }

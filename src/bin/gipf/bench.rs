@@ -158,13 +158,15 @@ pub fn run(which: Bench) -> Result<()> {
             let config = Config::load(&config)?;
             let device = parse_device(&device)?;
             tch::set_num_threads(threads.unwrap_or(config.selfplay.torch_threads));
-            let network = Network::new(&config.network, device, 0);
+            let mut network = Network::new(&config.network, device, 0);
+            network.set_precision(config.network.precision);
             let n = &config.network;
             println!("{}", gipf::net::cuda_summary());
             println!(
-                "network {} blocks x {} channels on {device:?}, {} threads",
+                "network {} blocks x {} channels on {device:?} in {:?}, {} threads",
                 n.blocks,
                 n.channels,
+                network.kind(),
                 tch::get_num_threads()
             );
             for batch in batches {
