@@ -285,7 +285,7 @@ async function analyse() {
     const moves = state.moves.length;
     const simulations = $("opponent").value === "model" ? strength() : 64;
     const answer = await ask({ cmd: "model_move", simulations, search: SEARCH }, true);
-    if (!answer.done || state.moves.length !== moves || !humanToAct()) return;
+    if (!answer.done || state.moves.length !== moves || !humanToAct() || !$("analyse").checked) return;
     showThinking(answer);
 }
 
