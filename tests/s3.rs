@@ -92,7 +92,8 @@ fn the_loop_survives_the_store_stopped_and_restarted() {
         std::thread::sleep(Duration::from_millis(100));
     }
     server.stop();
-    std::thread::sleep(Duration::from_secs(5));
+    let signs = ["failed, trying again", "trying again later"];
+    crate::common::s3::wait_for_log(&log_path, &signs, Duration::from_secs(60));
     server.restart();
     let start = Instant::now();
     let status = loop {

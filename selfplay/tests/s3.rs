@@ -105,7 +105,7 @@ fn a_worker_rides_out_the_store_stopped_and_restarted() {
         std::thread::sleep(Duration::from_millis(20));
     }
     server.stop();
-    std::thread::sleep(Duration::from_secs(5));
+    s3::wait_for_log(&log_path, &["keeping the current one", "kept in"], Duration::from_secs(60));
     server.restart();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {

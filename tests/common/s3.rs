@@ -204,3 +204,18 @@ impl SilentProxy {
         self.silent.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
+
+/// Waits until the log file `log` (written by a child process) holds one of
+/// `signs`, polling; panics with the log after `within`. An outage is kept
+/// until the program has met it, rather than for a fixed time.
+pub fn wait_for_log(log: &std::path::Path, signs: &[&str], within: Duration) {
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if signs.iter().any(|sign| text.contains(sign)) {
+            return;
+        }
+        assert!(start.elapsed() < within, "none of {signs:?} in the log:\n{text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

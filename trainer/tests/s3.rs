@@ -76,8 +76,17 @@ fn two_workers_and_a_trainer_share_a_bucket() {
             .collect();
         workers.into_iter().map(|w| w.join().unwrap()).collect()
     });
-    // Let the trainer read what was uploaded last.
-    std::thread::sleep(Duration::from_secs(4));
+    // The trainer reads what was uploaded last.
+    let games = server.store(&format!("{run_url}/games"));
+    let stored = games.list("").unwrap();
+    let local = cache.path().join("trainer/runs").join(gipf::store::file_name_of(&run_url)).join("run");
+    let read = || -> Vec<String> {
+        gipf::shards::list(&local.join("games")).map(|l| l.into_iter().map(|f| f.name).collect()).unwrap_or_default()
+    };
+    let start = Instant::now();
+    while read() != stored && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
     trainer.kill().unwrap();
     trainer.wait().unwrap();
     let log = std::fs::read_to_string(cache.path().join("trainer.log")).unwrap();
@@ -85,13 +94,9 @@ fn two_workers_and_a_trainer_share_a_bucket() {
         assert!(!newest.ends_with("step-00000000.safetensors"), "a worker picked up {newest}: {log}");
     }
 
-    let games = server.store(&format!("{run_url}/games"));
-    let stored = games.list("").unwrap();
     let latest = server.store(&format!("{run_url}/models")).latest("").unwrap().expect("a checkpoint");
     assert!(latest.step > 0, "the trainer's steps advanced: {log}");
-    let local = cache.path().join("trainer/runs").join(gipf::store::file_name_of(&run_url)).join("run");
-    let read: Vec<String> = gipf::shards::list(&local.join("games")).unwrap().into_iter().map(|f| f.name).collect();
-    assert_eq!(read, stored, "the trainer downloaded every stored shard, each once");
+    assert_eq!(read(), stored, "the trainer downloaded every stored shard, each once");
     let all = gipf::shards::read_all(&local.join("games")).unwrap();
     let mut fingerprints: Vec<u64> = all.iter().map(GameFile::fingerprint).collect();
     fingerprints.sort();
