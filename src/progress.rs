@@ -47,12 +47,12 @@ pub struct Rate {
 /// The progress of the run in `run` (its `models`, `games` and `arena`
 /// folders; a missing one gives no figure, not an error).
 pub fn of(run: &Path) -> Result<Progress> {
-    let checkpoints = checkpoint_times(&run.join("models"))?;
-    let newest = checkpoints.first().map(|(path, step, written)| Newest {
-        file: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        step: *step,
-        samples_read: read_meta(path).ok().and_then(|m| m.samples_read),
-        age_seconds: SystemTime::now().duration_since(*written).unwrap_or_default().as_secs_f64(),
+    let checkpoints = written_checkpoints(&run.join("models"))?;
+    let newest = checkpoints.first().map(|c| Newest {
+        file: c.weights.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        step: c.step,
+        samples_read: c.samples_read,
+        age_seconds: SystemTime::now().duration_since(c.at).unwrap_or_default().as_secs_f64(),
     });
     Ok(Progress {
         newest,
@@ -62,33 +62,41 @@ pub fn of(run: &Path) -> Result<Progress> {
     })
 }
 
-/// The checkpoints of `dir` that can be read, newest first: weights, step,
-/// and when the description was written.
-fn checkpoint_times(dir: &Path) -> Result<Vec<(PathBuf, u64, SystemTime)>> {
+/// A checkpoint as written: its weights, step, samples read, and when its
+/// description was written.
+struct Written {
+    weights: PathBuf,
+    step: u64,
+    samples_read: Option<u64>,
+    at: SystemTime,
+}
+
+/// The checkpoints of `dir` that can be read, newest first.
+fn written_checkpoints(dir: &Path) -> Result<Vec<Written>> {
     if !dir.is_dir() {
         return Ok(Vec::new());
     }
     let mut found = Vec::new();
     for weights in checkpoints_newest_first(dir)? {
-        let (Ok(meta), Ok(written)) = (read_meta(&weights), std::fs::metadata(weights.with_extension("json"))) else {
+        let (Ok(meta), Ok(file)) = (read_meta(&weights), std::fs::metadata(weights.with_extension("json"))) else {
             continue;
         };
-        found.push((weights, meta.step, written.modified()?));
+        found.push(Written { step: meta.step, samples_read: meta.samples_read, at: file.modified()?, weights });
     }
     Ok(found)
 }
 
 /// Steps and samples read per hour between the newest checkpoint and the
 /// oldest one written within [`RATE_SPAN`] before it (else the one before).
-fn training_rate(checkpoints: &[(PathBuf, u64, SystemTime)]) -> Option<Rate> {
-    let (newest, step, written) = checkpoints.first()?;
-    let within = |(_, _, t): &&(PathBuf, u64, SystemTime)| written.duration_since(*t).is_ok_and(|age| age <= RATE_SPAN);
+fn training_rate(checkpoints: &[Written]) -> Option<Rate> {
+    let newest = checkpoints.first()?;
+    let within = |c: &&Written| newest.at.duration_since(c.at).is_ok_and(|age| age <= RATE_SPAN);
     let earlier = checkpoints[1..].iter().rev().find(within).or(checkpoints.get(1))?;
-    let hours = written.duration_since(earlier.2).ok()?.as_secs_f64() / 3600.0;
-    let samples = |path: &Path| read_meta(path).ok().and_then(|m| m.samples_read).unwrap_or(0) as f64;
+    let hours = newest.at.duration_since(earlier.at).ok()?.as_secs_f64() / 3600.0;
+    let samples = |c: &Written| c.samples_read.unwrap_or(0) as f64;
     (hours > 0.0).then(|| Rate {
-        per_hour: (step - earlier.1.min(*step)) as f64 / hours,
-        samples_per_hour: (samples(newest) - samples(&earlier.0)).max(0.0) / hours,
+        per_hour: newest.step.saturating_sub(earlier.step) as f64 / hours,
+        samples_per_hour: (samples(newest) - samples(earlier)).max(0.0) / hours,
         minutes: hours * 60.0,
     })
 }
