@@ -6,8 +6,8 @@
 // Messages in: {id, request} with request one of the engine's JSON requests
 // (web/engine/src/lib.rs), or {cmd: "model_move", simulations, search}: the
 // network's search, its batches evaluated here (a later request cancels
-// it); or {cmd: "evaluate",
-// planes}: the network's raw outputs for some input planes (for checks).
+// it); or {cmd: "evaluate", planes}: the network's raw outputs for some
+// input planes (for checks).
 // Messages out: {id, answer}.
 
 import * as ort from "./ort/ort.wasm.min.mjs";
