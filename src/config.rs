@@ -52,10 +52,14 @@ pub struct SelfplayConfig {
 /// Warns when `asked` threads exceed this machine's cores: they would take
 /// turns, each slower (called where the threads start).
 pub fn warn_if_past_the_cores(what: &str, asked: usize) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if let Some(warning) = past_the_cores(what, asked, cores) {
+    if let Some(warning) = past_the_cores(what, asked, cores()) {
         tracing::warn!("{warning}");
     }
+}
+
+/// This machine's cores (as its scheduler grants them to the process).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 fn past_the_cores(what: &str, asked: usize, cores: usize) -> Option<String> {
@@ -68,10 +72,7 @@ impl SelfplayConfig {
     /// pass slow it down on a small machine).
     pub fn search_threads(&self) -> usize {
         match self.search_threads {
-            0 => {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                cores.saturating_sub(self.torch_threads.max(1) as usize).max(1)
-            }
+            0 => cores().saturating_sub(self.torch_threads.max(1) as usize).max(1),
             n => n,
         }
     }

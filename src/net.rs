@@ -110,6 +110,17 @@ pub fn check_range(name: &str, value: i64, min: i64, max: i64) -> Result<()> {
     Ok(())
 }
 
+/// The smallest network, for the unit tests.
+#[cfg(test)]
+pub(crate) const TINY: NetConfig = NetConfig {
+    blocks: 1,
+    channels: 8,
+    value_hidden: 8,
+    value_pooling: false,
+    aux_targets: false,
+    precision: Precision::Fp32,
+};
+
 /// Reads `auto`, `cpu`, `cuda` or `cuda:N`; `auto` picks CUDA when present.
 pub fn parse_device(text: &str) -> Result<Device> {
     let device = match text {
@@ -332,15 +343,6 @@ impl Evaluator for Network {
 mod tests {
     use super::*;
     use crate::rules::Variant;
-
-    const TINY: NetConfig = NetConfig {
-        blocks: 1,
-        channels: 8,
-        value_hidden: 8,
-        value_pooling: false,
-        aux_targets: false,
-        precision: Precision::Fp32,
-    };
 
     #[test]
     fn a_cuda_device_libtorch_does_not_see_is_refused() {

@@ -11,7 +11,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::checkpoint::{checkpoints_newest_first, read_meta};
-use crate::shards::{self, SHARD_PREFIX};
+use crate::shards;
 
 /// The span the rates are measured over, back from the newest checkpoint
 /// (training) and the newest shard (self-play).
@@ -108,9 +108,8 @@ fn selfplay_rate(dir: &Path) -> Result<Option<Rate>> {
     if !dir.is_dir() {
         return Ok(None);
     }
-    let finished = |name: &str| -> Option<u64> { name.strip_prefix(SHARD_PREFIX)?.get(..13)?.parse().ok() };
     let files: Vec<(shards::GamesFile, u64)> =
-        shards::list(dir)?.into_iter().filter_map(|f| finished(&f.name).map(|ms| (f, ms))).collect();
+        shards::list(dir)?.into_iter().filter_map(|f| shards::finished_ms(&f.name).map(|ms| (f, ms))).collect();
     let Some(&(_, newest)) = files.iter().max_by_key(|(_, ms)| *ms) else { return Ok(None) };
     let since = newest.saturating_sub(RATE_SPAN.as_millis() as u64);
     let recent: Vec<&(shards::GamesFile, u64)> = files.iter().filter(|(_, ms)| *ms > since).collect();

@@ -32,10 +32,16 @@ const ZSTD_LEVEL: i32 = 3;
 /// before its cursor.
 pub const LATE: std::time::Duration = std::time::Duration::from_secs(600);
 
+/// When the shard `name` finished, in milliseconds since the epoch (None
+/// for a name without a finish time).
+pub fn finished_ms(name: &str) -> Option<u64> {
+    name.strip_prefix(SHARD_PREFIX)?.get(..13)?.parse().ok()
+}
+
 /// The first shard name of the span [`LATE`] before the shard `name`
 /// finished (None for a name without a finish time).
 pub fn late_horizon(name: &str) -> Option<String> {
-    let ms: u64 = name.strip_prefix(SHARD_PREFIX)?.get(..13)?.parse().ok()?;
+    let ms = finished_ms(name)?;
     Some(format!("{SHARD_PREFIX}{:013}", ms.saturating_sub(LATE.as_millis() as u64)))
 }
 

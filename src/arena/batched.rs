@@ -133,7 +133,6 @@ pub fn network_match(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::NetConfig;
     use crate::rules::Variant;
     use tch::Device;
 
@@ -142,14 +141,7 @@ mod tests {
         // One intra-op thread, as the command line sets it: several would
         // wait on each other beside the suite's other tests (100 times slower).
         tch::set_num_threads(1);
-        let tiny = NetConfig {
-            blocks: 1,
-            channels: 8,
-            value_hidden: 8,
-            value_pooling: false,
-            aux_targets: false,
-            precision: Default::default(),
-        };
+        let tiny = crate::net::TINY;
         let (mut a, mut b) = (Network::new(&tiny, Device::Cpu, 1), Network::new(&tiny, Device::Cpu, 2));
         let options = MatchOptions {
             variant: Variant::Standard,

@@ -15,6 +15,17 @@ use gipf::train::data::{game_samples, GamesRead, GamesSource, Targets, Window};
 use crate::s3_server as s3;
 use s3::{S3Server, BUCKET};
 
+/// The names of the games files in `dir` (none when it is missing).
+fn names(dir: &Path) -> Vec<String> {
+    gipf::shards::list(dir).map(|l| l.into_iter().map(|f| f.name).collect()).unwrap_or_default()
+}
+
+/// The training samples of a shard's games, with the tiny config's targets.
+fn samples_in(shard: &[u8]) -> usize {
+    let games = gipf::shards::parse(shard).unwrap().games;
+    games.iter().map(|game| game_samples(game, Targets::of(&tiny())).unwrap().len()).sum()
+}
+
 fn tiny() -> Config {
     let mut config = Config::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny.toml")).unwrap();
     config.selfplay.shard_games = 2;
@@ -80,9 +91,7 @@ fn two_workers_and_a_trainer_share_a_bucket() {
     let games = server.store(&format!("{run_url}/games"));
     let stored = games.list("").unwrap();
     let local = cache.path().join("trainer/runs").join(gipf::store::file_name_of(&run_url)).join("run");
-    let read = || -> Vec<String> {
-        gipf::shards::list(&local.join("games")).map(|l| l.into_iter().map(|f| f.name).collect()).unwrap_or_default()
-    };
+    let read = || names(&local.join("games"));
     let start = Instant::now();
     while read() != stored && start.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(100));
@@ -121,18 +130,13 @@ fn two_workers_and_a_trainer_share_a_bucket() {
     // every stored shard, with room for the late shard and a little more:
     // it downloads the late one (new samples), then the newest counted one
     // for the room left, and passes over the rest without downloading them.
-    let late_samples: usize = gipf::shards::parse(&bytes)
-        .unwrap()
-        .games
-        .iter()
-        .map(|game| game_samples(game, Targets::of(&tiny())).unwrap().len())
-        .sum();
+    let late_samples = samples_in(&bytes);
     let read = GamesRead { cursor: Some(newest.clone()), recent: stored.clone(), ..GamesRead::default() };
     let mut window = Window::resume(&tiny(), 0, read);
     let fresh = cache.path().join("fresh");
     std::fs::create_dir(&fresh).unwrap();
     let report = window.load(GamesSource { dir: &fresh, feed: Some(&feed) }, |_| late_samples + 1).unwrap();
-    let local: Vec<String> = gipf::shards::list(&fresh).unwrap().into_iter().map(|f| f.name).collect();
+    let local = names(&fresh);
     assert_eq!(local, [late, newest], "only what the window reads is downloaded");
     assert_eq!((report.files, report.passed_over), (2, stored.len() - 1));
     assert_eq!(window.total_samples, late_samples as u64, "only the late shard's samples are new");
@@ -144,15 +148,10 @@ fn two_workers_and_a_trainer_share_a_bucket() {
     let new = format!("shard-{:013}-new-000000.jsonl.zst", newest_ms + 1_000);
     assert!(games.create(&new, bytes.clone()).unwrap());
     assert_eq!(feed.refresh().unwrap(), 1);
-    let new_samples: usize = gipf::shards::parse(&bytes)
-        .unwrap()
-        .games
-        .iter()
-        .map(|game| game_samples(game, Targets::of(&tiny())).unwrap().len())
-        .sum();
+    let new_samples = samples_in(&bytes);
     window.load(GamesSource { dir: &fresh, feed: Some(&feed) }, |_| new_samples).unwrap();
     assert_eq!(window.len(), new_samples);
-    let local: Vec<String> = gipf::shards::list(&fresh).unwrap().into_iter().map(|f| f.name).collect();
+    let local = names(&fresh);
     assert_eq!(local, [new], "the copies of shards that left the window are removed");
     assert_eq!(games.list("").unwrap().len(), stored.len() + 3, "the store keeps every shard");
 }
