@@ -24,6 +24,10 @@ pub struct SelfplayConfig {
     pub cheap_simulations: u32,
     /// Share of decisions searched fully.
     pub full_search_fraction: f64,
+    /// Late in a game, where tactics decide, every decision is searched
+    /// fully: once a player has at most this many pieces in reserve. 0: off
+    /// (only the random share).
+    pub late_reserve: u8,
     /// Actions at the start of a game chosen in proportion to visits^(1/temperature).
     pub temperature_actions: u32,
     pub temperature: f64,
@@ -256,6 +260,7 @@ impl Config {
         check_range("selfplay.simulations", p.simulations as i64, 2, 100_000)?;
         check_range("selfplay.cheap_simulations", p.cheap_simulations as i64, 2, p.simulations as i64)?;
         check_unit("selfplay.full_search_fraction", p.full_search_fraction)?;
+        check_range("selfplay.late_reserve", p.late_reserve as i64, 0, 100)?;
         check_range("selfplay.temperature_actions", p.temperature_actions as i64, 0, 10_000)?;
         check_positive("selfplay.temperature", p.temperature, 10.0)?;
         check_positive("selfplay.dirichlet_alpha", p.dirichlet_alpha as f64, 10.0)?;

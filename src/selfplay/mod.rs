@@ -23,7 +23,7 @@ use crate::config::Config;
 use crate::encoding::{encode, ENCODING_VERSION, INPUT_SIZE, NUM_ACTIONS};
 use crate::games::{GameFile, GameResult, Sample, GAME_FORMAT};
 use crate::net::Network;
-use crate::rules::{Action, Position};
+use crate::rules::{Action, Color, Position};
 use crate::search::{Evaluation, Leaf, Tree};
 
 mod run;
@@ -212,6 +212,12 @@ pub struct Generator {
     pub stats: Stats,
 }
 
+/// Whether a position is late in its game: a player has at most
+/// `late_reserve` pieces in reserve (0: never).
+fn is_late(position: &Position, late_reserve: u8) -> bool {
+    late_reserve > 0 && [Color::White, Color::Black].into_iter().any(|color| position.reserve(color) <= late_reserve)
+}
+
 impl Slot {
     fn new(config: &Config, seed: u64) -> Slot {
         let mut slot = Slot {
@@ -230,7 +236,9 @@ impl Slot {
 
     fn start_search(&mut self, config: &Config) {
         let p = &config.selfplay;
-        self.full = p.cheap_simulations >= p.simulations || self.rng.random_bool(p.full_search_fraction);
+        self.full = p.cheap_simulations >= p.simulations
+            || is_late(self.tree.root_position(), p.late_reserve)
+            || self.rng.random_bool(p.full_search_fraction);
         // A cheap search may stop at visits already below the reused root; a
         // full search (a training sample, with fresh noise) makes all its own.
         self.target = match self.full {
@@ -430,5 +438,28 @@ mod tests {
         slot.play(&config);
         assert!(slot.tree.root_expanded(), "the root was reused");
         assert!(slot.root_prepared, "its noise came before the first batch");
+    }
+
+    /// Late positions (few pieces in reserve) are always searched fully;
+    /// with `late_reserve` 0 nothing is late.
+    #[test]
+    fn late_positions_are_searched_fully() {
+        let mut config = Config::parse(include_str!("../../configs/tiny.toml")).unwrap();
+        config.selfplay.full_search_fraction = 0.0;
+        let start = Position::new(config.selfplay.variant);
+        let reserve = start.reserve(Color::White);
+        assert!(!is_late(&start, reserve - 1) && is_late(&start, reserve) && !is_late(&start, 0));
+        config.selfplay.late_reserve = reserve - 1;
+        assert!(!Slot::new(&config, 1).full, "early: the random share (none here)");
+        config.selfplay.late_reserve = reserve;
+        assert!(Slot::new(&config, 1).full, "late: always full");
+        let mut rng = SmallRng::seed_from_u64(5);
+        let (mut position, mut was_late) = (start, false);
+        while !position.is_over() {
+            let actions = position.legal_actions();
+            position.play(actions[rng.random_range(0..actions.len())]).unwrap();
+            was_late |= is_late(&position, 1);
+        }
+        assert!(was_late, "a game reaches its late phase before it ends");
     }
 }
