@@ -288,7 +288,8 @@ impl Player for NetworkPlayer {
             Budget::Simulations(n) => tree.run(&mut self.network, n, &self.search),
             Budget::Time(limit) => {
                 tree.run(&mut self.network, 2, &self.search);
-                while start.elapsed() < limit {
+                // A root the solver has proven needs no more time.
+                while start.elapsed() < limit && !tree.root_proven() {
                     tree.run(&mut self.network, self.search.batch_size as u32, &self.search);
                 }
             }

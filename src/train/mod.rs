@@ -6,9 +6,10 @@
 //! a partial checkpoint), the optimizer's state (`.optim`, safetensors too:
 //! the momentum buffers and, when the published weights are an average, the
 //! trained weights under `trained/`) and a small JSON (`.json`, see
-//! [`CheckpointMeta`]), each synced before it is renamed into place. A step
-//! whose loss is not finite stops training with an error before it changes
-//! the weights, so a NaN is never saved.
+//! [`CheckpointMeta`]), each synced before it is renamed into place. A batch
+//! whose loss is not finite is skipped before it changes the weights (so a
+//! NaN is never saved); [`MAX_NON_FINITE_IN_A_ROW`] of them in a row stop
+//! training with an error.
 
 pub mod data;
 pub mod run;

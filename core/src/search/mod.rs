@@ -82,11 +82,18 @@ pub struct SearchConfig {
     pub batch_size: usize,
     /// Visits a pending leaf counts as lost, so that one batch spreads out.
     pub virtual_loss: f32,
+    /// MCTS-solver: finished games found in the tree prove wins and losses
+    /// upwards (a position is won when one action wins it, lost when every
+    /// action loses it); the search then always takes a proven win, never
+    /// a proven loss while another action is open, and stops spending
+    /// simulations below proven positions.
+    #[serde(default)]
+    pub solver: bool,
 }
 
 impl Default for SearchConfig {
     fn default() -> SearchConfig {
-        SearchConfig { c_puct: 1.5, fpu_reduction: 0.2, batch_size: 8, virtual_loss: 1.0 }
+        SearchConfig { c_puct: 1.5, fpu_reduction: 0.2, batch_size: 8, virtual_loss: 1.0, solver: false }
     }
 }
 
@@ -114,6 +121,8 @@ struct Node {
     white_value_sum: f32,
     /// The evaluator's value for the player to act, once expanded.
     eval_value: f32,
+    /// The winner under best play, once the solver has proven it.
+    proven: Option<Color>,
 }
 
 /// The batches of [`Tree::run`], one at a time, for an evaluator that
@@ -178,7 +187,16 @@ fn as_seen_by(white_value: f32, player: Color) -> f32 {
 impl Node {
     /// A node not yet evaluated.
     fn new(pos: Position) -> Node {
-        Node { pos, first_edge: 0, num_edges: 0, expanded: false, visits: 0, white_value_sum: 0.0, eval_value: 0.0 }
+        Node {
+            pos,
+            first_edge: 0,
+            num_edges: 0,
+            expanded: false,
+            visits: 0,
+            white_value_sum: 0.0,
+            eval_value: 0.0,
+            proven: None,
+        }
     }
 }
 
@@ -203,6 +221,11 @@ impl Tree {
             Some(player) if root.visits > 0 => as_seen_by(root.white_value_sum / root.visits as f32, player),
             _ => 0.0,
         }
+    }
+
+    /// Whether the solver has proven the root won or lost.
+    pub fn root_proven(&self) -> bool {
+        self.nodes[self.root as usize].proven.is_some()
     }
 
     /// The root's legal actions with their visit counts.
@@ -250,16 +273,27 @@ impl Tree {
 
     /// The action the search recommends: with Gumbel root selection, the best
     /// remaining candidate; otherwise the most visited.
+    /// A proven win comes first, and a proven loss last (these are known
+    /// only with [`SearchConfig::solver`]).
     pub fn best_action(&self) -> Option<Action> {
         let children = self.children(self.root);
+        let player = self.root_position().to_act()?;
+        if let Some(win) = children.iter().find(|e| self.proven(e) == Some(player)) {
+            return Some(win.action);
+        }
         let index = match &self.gumbel {
             Some(g) => {
                 let q = self.completed_q();
                 g.best(|i| q[i], self.max_root_visits())
             }
-            None => (0..children.len()).max_by_key(|&i| children[i].visits)?,
+            None => (0..children.len()).max_by_key(|&i| (self.proven(&children[i]).is_none(), children[i].visits))?,
         };
         children.get(index).map(|e| e.action)
+    }
+
+    /// The winner proven below an edge, if any.
+    fn proven(&self, edge: &Edge) -> Option<Color> {
+        edge.child.and_then(|child| self.nodes[child as usize].proven)
     }
 
     /// The policy target over the root's legal actions: with Gumbel root
@@ -359,8 +393,15 @@ impl Tree {
         let mut path = Vec::new();
         loop {
             let n = &self.nodes[node as usize];
-            if let Some(outcome) = n.pos.outcome() {
-                self.backup(node, &path, white_value_of(outcome.winner));
+            // Below the root a proven position is searched no further; at
+            // the root, visits still go to its actions (the policy target).
+            let proven = n.proven.filter(|_| config.solver && node != self.root);
+            let solved = n.pos.outcome().map(|o| o.winner).or(proven);
+            if let Some(winner) = solved {
+                self.backup(node, &path, white_value_of(winner));
+                if config.solver {
+                    self.prove(&path, node, winner);
+                }
                 return None;
             }
             if !n.expanded {
@@ -389,9 +430,33 @@ impl Tree {
         }
     }
 
+    /// Marks `node` (at the end of `path`) won by `winner` and carries the
+    /// proof up the path as far as it goes.
+    fn prove(&mut self, path: &[u32], node: u32, winner: Color) {
+        self.nodes[node as usize].proven = Some(winner);
+        let mut above: Vec<u32> = vec![self.root];
+        above.extend(path.iter().map(|&e| self.edges[e as usize].child.expect("edges on a path lead somewhere")));
+        above.pop();
+        for &parent in above.iter().rev() {
+            let player = self.nodes[parent as usize].pos.to_act().expect("an inner node is not over");
+            let lost = self.children(parent).iter().all(|e| self.proven(e) == Some(player.opponent()));
+            let proven = match winner == player {
+                true => player,
+                false if lost => winner,
+                false => return,
+            };
+            self.nodes[parent as usize].proven = Some(proven);
+        }
+    }
+
     fn best_edge(&self, node: u32, config: &SearchConfig) -> u32 {
         let n = &self.nodes[node as usize];
         let player = n.pos.to_act().expect("a node being descended is not over");
+        if config.solver {
+            if let Some(i) = self.children(node).iter().position(|e| self.proven(e) == Some(player)) {
+                return n.first_edge + i as u32;
+            }
+        }
         let parent_value = if n.visits > 0 { as_seen_by(n.white_value_sum / n.visits as f32, player) } else { 0.0 };
         let fpu = parent_value - config.fpu_reduction;
         let pending_total: u32 = self.children(node).iter().map(|e| e.pending).sum();
@@ -402,8 +467,12 @@ impl Tree {
             let q =
                 if visits == 0 { fpu } else { (e.value_sum - config.virtual_loss * e.pending as f32) / visits as f32 };
             let u = config.c_puct * e.prior * sqrt_n / (1.0 + visits as f32);
-            if q + u > best.0 {
-                best = (q + u, n.first_edge + i as u32);
+            // A proven win was taken above: a proven edge here is a loss,
+            // avoided unless every edge is (a lost position: PUCT as usual).
+            let avoid = config.solver && n.proven.is_none() && self.proven(e).is_some();
+            let score = if avoid { f32::MIN } else { q + u };
+            if score > best.0 {
+                best = (score, n.first_edge + i as u32);
             }
         }
         best.1
@@ -537,6 +606,7 @@ mod tests {
     use super::*;
     use crate::rules::fixtures::{removal_by_the_player_who_did_not_push, win_in_one};
     use crate::rules::WinReason;
+    use rand::SeedableRng;
 
     #[test]
     fn finds_the_winning_removal() {
@@ -733,5 +803,66 @@ mod tests {
         assert!((unvisited + 0.5 / 3.0).abs() < 1e-5, "{unvisited}");
     }
 
-    use rand::SeedableRng;
+    /// With the solver, a win found in the tree takes every later visit
+    /// and the search's choice; without it, visits still spread by PUCT.
+    #[test]
+    fn the_solver_takes_a_proven_win() {
+        let visits_to_win = |solver: bool| {
+            let mut tree = Tree::new(win_in_one());
+            tree.run(&mut UniformEvaluator, 400, &SearchConfig { solver, ..SearchConfig::default() });
+            let player = tree.root_position().to_act().unwrap();
+            let win = tree.children(tree.root).iter().find(|e| tree.proven(e) == Some(player)).map(|e| e.action);
+            assert_eq!(win.is_some(), solver, "the winning action is proven only by the solver");
+            assert_eq!(tree.nodes[tree.root as usize].proven, solver.then_some(player));
+            assert_eq!(tree.best_action().unwrap().to_string(), "xb5,c5,d5,e5,f4,g3,h2");
+            let counts = tree.root_visit_counts();
+            counts.iter().find(|(a, _)| a.to_string() == "xb5,c5,d5,e5,f4,g3,h2").unwrap().1
+        };
+        let (with, without) = (visits_to_win(true), visits_to_win(false));
+        assert!(with > without && with > 300, "visits to the win: {with} with the solver, {without} without");
+    }
+
+    /// Every proof in a solver's tree follows from its children (a win from
+    /// one child won by the player to act, a loss from every child lost),
+    /// and finished games from their outcome; losses are proven too.
+    #[test]
+    fn solver_proofs_follow_from_their_children() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let config = SearchConfig { solver: true, batch_size: 4, ..SearchConfig::default() };
+        let (mut wins, mut losses) = (0, 0);
+        for _ in 0..20 {
+            let mut pos = Position::new(crate::rules::Variant::Standard);
+            // Until the player to act is down to its last piece in reserve.
+            while pos.to_act().is_some_and(|player| pos.reserve(player) > 1) {
+                let actions = pos.legal_actions();
+                pos.play(actions[rng.random_range(0..actions.len())]).unwrap();
+            }
+            if pos.is_over() {
+                continue;
+            }
+            let mut tree = Tree::new(pos);
+            tree.run(&mut UniformEvaluator, 3000, &config);
+            assert_eq!(tree.root_visits(), 3000);
+            for (index, n) in tree.nodes.iter().enumerate() {
+                let Some(player) = n.pos.to_act() else {
+                    let visited = n.visits > 0;
+                    assert!(!visited || n.proven == n.pos.outcome().map(|o| o.winner), "node {index}");
+                    continue;
+                };
+                let children: Vec<Option<Color>> = tree.children(index as u32).iter().map(|e| tree.proven(e)).collect();
+                match n.proven {
+                    Some(w) if w == player => {
+                        assert!(children.contains(&Some(player)), "node {index}: a win needs a won child");
+                        wins += 1;
+                    }
+                    Some(_) => {
+                        assert!(children.iter().all(|&c| c == Some(player.opponent())), "node {index}: a loss");
+                        losses += 1;
+                    }
+                    None => {}
+                }
+            }
+        }
+        assert!(wins > 0 && losses > 0, "proofs of both kinds: {wins} wins, {losses} losses");
+    }
 }
