@@ -33,6 +33,10 @@ pub struct SelfplayConfig {
     pub temperature: f64,
     pub dirichlet_alpha: f32,
     pub dirichlet_fraction: f32,
+    /// KataGo's forced playouts in full searches: each root action gets at
+    /// least sqrt(k * prior * visits) visits, taken back from the policy
+    /// target where PUCT would not have spent them. 0: off; KataGo uses 2.
+    pub forced_playouts: f32,
     /// 0: PUCT at the root with Dirichlet noise and the temperature above.
     /// N > 0: Gumbel root selection among N sampled actions (sequential
     /// halving, improved policy as the target), for low simulation counts.
@@ -265,6 +269,11 @@ impl Config {
         check_positive("selfplay.temperature", p.temperature, 10.0)?;
         check_positive("selfplay.dirichlet_alpha", p.dirichlet_alpha as f64, 10.0)?;
         check_unit("selfplay.dirichlet_fraction", p.dirichlet_fraction as f64)?;
+        anyhow::ensure!(
+            (0.0..=100.0).contains(&p.forced_playouts),
+            "selfplay.forced_playouts = {} is out of range 0..=100",
+            p.forced_playouts
+        );
         check_range("selfplay.gumbel_candidates", p.gumbel_candidates as i64, 0, 128)?;
         check_range("selfplay.max_actions", p.max_actions as i64, 10, 100_000)?;
         check_range("selfplay.parallel_games", p.parallel_games as i64, 1, 4096)?;

@@ -262,6 +262,9 @@ impl Slot {
             self.tree.start_gumbel(p.gumbel_candidates, budget, &mut self.rng);
         } else if self.full {
             self.tree.add_root_noise(p.dirichlet_alpha, p.dirichlet_fraction, &mut self.rng);
+            if p.forced_playouts > 0.0 {
+                self.tree.start_forced_playouts(p.forced_playouts, &config.search);
+            }
         }
         self.root_prepared = true;
     }
@@ -281,7 +284,8 @@ impl Slot {
         // Cheap searches too, so that games do not share their openings.
         let explore = p.gumbel_candidates == 0 && (self.actions.len() as u32) < p.temperature_actions;
         let chosen = if explore {
-            let counts = self.tree.root_visit_counts();
+            // The visits, pruned of forced playouts where the search forced them.
+            let counts = self.tree.policy_target();
             let weights: Vec<f64> = counts.iter().map(|&(_, v)| (v as f64).powf(1.0 / p.temperature)).collect();
             let total: f64 = weights.iter().sum();
             let mut x = self.rng.random_range(0.0..total.max(f64::MIN_POSITIVE));
@@ -461,5 +465,29 @@ mod tests {
             was_late |= is_late(&position, 1);
         }
         assert!(was_late, "a game reaches its late phase before it ends");
+    }
+
+    /// A full search with `forced_playouts` forces its root's visits and
+    /// prunes them from its policy target; a cheap one does neither.
+    #[test]
+    fn full_searches_force_playouts_and_prune_their_target() {
+        let mut config = Config::parse(include_str!("../../configs/tiny.toml")).unwrap();
+        config.selfplay.gumbel_candidates = 0;
+        // Large enough to bind under uniform priors (KataGo's 2 binds where
+        // the priors are uneven).
+        config.selfplay.forced_playouts = 20.0;
+        let target_is_visits = |full_search_fraction: f64| {
+            let mut config = config.clone();
+            config.selfplay.full_search_fraction = full_search_fraction;
+            let mut slot = Slot::new(&config, 1);
+            slot.tree.run(&mut UniformEvaluator, 1, &config.search);
+            slot.prepare_root(&config);
+            slot.tree.run(&mut UniformEvaluator, 400, &config.search);
+            let total = slot.tree.root_visits() as f32 - 1.0;
+            let visits = slot.tree.root_visit_counts();
+            slot.tree.policy_target().iter().zip(visits).all(|(&(_, p), (_, v))| (p - v as f32 / total).abs() < 1e-6)
+        };
+        assert!(!target_is_visits(1.0), "a full search's target is pruned");
+        assert!(target_is_visits(0.0), "a cheap search's is its visits");
     }
 }
