@@ -339,10 +339,10 @@ impl Tree {
         self.children(self.root).iter().map(|e| e.visits).max().unwrap_or(0)
     }
 
-    /// The action the search recommends: with Gumbel root selection, the best
-    /// remaining candidate; otherwise the most visited.
-    /// A proven win comes first, and a proven loss last (these are known
-    /// only with [`SearchConfig::solver`]).
+    /// The action the search recommends: a proven win if there is one (known
+    /// only with [`SearchConfig::solver`]); else with Gumbel root selection
+    /// the best remaining candidate; otherwise the most visited, a proven
+    /// loss only when every action is one.
     pub fn best_action(&self) -> Option<Action> {
         let children = self.children(self.root);
         let player = self.root_position().to_act()?;
