@@ -182,7 +182,11 @@ pub struct Config {
 }
 
 fn check_unit(name: &str, value: f64) -> Result<()> {
-    anyhow::ensure!((0.0..=1.0).contains(&value), "{name} = {value} is out of range 0..=1");
+    check_up_to(name, value, 1.0)
+}
+
+fn check_up_to(name: &str, value: f64, max: f64) -> Result<()> {
+    anyhow::ensure!((0.0..=max).contains(&value), "{name} = {value} is out of range 0..={max}");
     Ok(())
 }
 
@@ -255,11 +259,7 @@ impl Config {
         check_positive("search.c_puct", s.c_puct as f64, 100.0)?;
         check_unit("search.fpu_reduction", s.fpu_reduction as f64)?;
         check_range("search.batch_size", s.batch_size as i64, 1, 256)?;
-        anyhow::ensure!(
-            (0.0..=10.0).contains(&s.virtual_loss),
-            "search.virtual_loss = {} is out of range 0..=10",
-            s.virtual_loss
-        );
+        check_up_to("search.virtual_loss", s.virtual_loss as f64, 10.0)?;
         let p = &self.selfplay;
         check_range("selfplay.simulations", p.simulations as i64, 2, 100_000)?;
         check_range("selfplay.cheap_simulations", p.cheap_simulations as i64, 2, p.simulations as i64)?;
@@ -269,11 +269,7 @@ impl Config {
         check_positive("selfplay.temperature", p.temperature, 10.0)?;
         check_positive("selfplay.dirichlet_alpha", p.dirichlet_alpha as f64, 10.0)?;
         check_unit("selfplay.dirichlet_fraction", p.dirichlet_fraction as f64)?;
-        anyhow::ensure!(
-            (0.0..=100.0).contains(&p.forced_playouts),
-            "selfplay.forced_playouts = {} is out of range 0..=100",
-            p.forced_playouts
-        );
+        check_up_to("selfplay.forced_playouts", p.forced_playouts as f64, 100.0)?;
         check_range("selfplay.gumbel_candidates", p.gumbel_candidates as i64, 0, 128)?;
         check_range("selfplay.max_actions", p.max_actions as i64, 10, 100_000)?;
         check_range("selfplay.parallel_games", p.parallel_games as i64, 1, 4096)?;
@@ -291,11 +287,7 @@ impl Config {
         check_unit("train.weight_decay", t.weight_decay)?;
         check_positive("train.value_loss_weight", t.value_loss_weight, 100.0)?;
         check_unit("train.root_value_share", t.root_value_share)?;
-        anyhow::ensure!(
-            (0.0..=100.0).contains(&t.aux_loss_weight),
-            "train.aux_loss_weight = {} is out of range 0..=100",
-            t.aux_loss_weight
-        );
+        check_up_to("train.aux_loss_weight", t.aux_loss_weight, 100.0)?;
         anyhow::ensure!(
             t.aux_loss_weight == 0.0 || self.network.aux_targets,
             "train.aux_loss_weight = {} needs network.aux_targets = true",
@@ -380,6 +372,12 @@ mod tests {
         assert!(format!("{:#}", Config::parse(&zero).unwrap_err()).contains("network.blocks = 0 is out of range"));
         let bad = tiny.replace("dirichlet_fraction = 0.25", "dirichlet_fraction = 1.5");
         assert!(format!("{:#}", Config::parse(&bad).unwrap_err()).contains("selfplay.dirichlet_fraction"));
+        let negative = tiny.replace("virtual_loss = 1.0", "virtual_loss = -1.0");
+        let err = format!("{:#}", Config::parse(&negative).unwrap_err());
+        assert!(err.contains("search.virtual_loss = -1 is out of range 0..=10"), "{err}");
+        let nan = tiny.replace("[selfplay]\n", "[selfplay]\nforced_playouts = nan\n");
+        let err = format!("{:#}", Config::parse(&nan).unwrap_err());
+        assert!(err.contains("selfplay.forced_playouts = NaN is out of range"), "{err}");
         let unused = tiny.replace("workers = 0\n", "workers = 2\n");
         let err = format!("{:#}", Config::parse(&unused).unwrap_err());
         assert!(err.contains("loop.games_per_generation is used only with loop.workers = 0"), "{err}");
