@@ -7,12 +7,14 @@
 //! the momentum buffers and, when the published weights are an average, the
 //! trained weights under `trained/`) and a small JSON (`.json`, see
 //! [`CheckpointMeta`]), each synced before it is renamed into place. A batch
-//! whose loss is not finite is skipped before it changes the weights (so a
-//! NaN is never saved); [`MAX_NON_FINITE_IN_A_ROW`] of them in a row stop
+//! whose loss is not finite changes neither the weights nor the momentum
+//! (its update is masked on the device, so a NaN is never saved and nothing
+//! waits for a read-back); [`MAX_NON_FINITE_IN_A_ROW`] of them in a row stop
 //! training with an error.
 
 pub mod data;
 pub mod run;
+pub mod step;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,9 +30,10 @@ use crate::checkpoint::{
 };
 use crate::config::Config;
 use crate::durable::{publish, temporary_path, write_atomic};
-use crate::encoding::{ENCODING_VERSION, GRID, NUM_ACTIONS, NUM_PLANES};
+use crate::encoding::ENCODING_VERSION;
 use crate::net::Network;
-use data::{Batch, GamesRead, GamesSource, LoadReport, Window, AUX_TARGETS};
+use data::{Batch, GamesRead, GamesSource, LoadReport, Window};
+pub use step::{DeviceBatch, Interval, StepMeasures, StepSums, READ_EVERY};
 
 /// Losses and measures of one training step.
 #[derive(Clone, Copy, Debug)]
@@ -56,17 +59,6 @@ pub const PHASES: [(u16, &str); 3] = [
     (40, "value/abs_error_11_to_40_plies_to_end"),
     (u16::MAX, "value/abs_error_over_40_plies_to_end"),
 ];
-
-/// The mean absolute error of each phase of [`PHASES`] with samples.
-fn error_by_phase(errors: &[f32], plies_to_end: &[u16]) -> [Option<f32>; PHASES.len()] {
-    let mut sums = [(0.0f32, 0u32); PHASES.len()];
-    for (&error, &plies) in errors.iter().zip(plies_to_end) {
-        let phase = PHASES.iter().position(|&(bound, _)| plies <= bound).expect("the last bound is the largest");
-        sums[phase].0 += error;
-        sums[phase].1 += 1;
-    }
-    sums.map(|(sum, n)| (n > 0).then(|| sum / n as f32))
-}
 
 /// A network being trained, with its optimizer state.
 pub struct Trainer {
@@ -287,58 +279,73 @@ impl Trainer {
         }
     }
 
-    /// One SGD step on `batch`. A loss that is not finite is a
-    /// [`NonFiniteLoss`] error, and the weights are left as they were.
+    /// One SGD step on `batch`, read back at once. A loss that is not
+    /// finite is a [`NonFiniteLoss`] error, and the weights are left as they
+    /// were. [`train_steps`] reads back once per [`READ_EVERY`] steps instead.
     pub fn train_step(&mut self, batch: &Batch) -> Result<StepStats> {
-        let device = self.network.device();
-        let n = batch.size as i64;
-        let x = Tensor::from_slice(&batch.input).view([n, NUM_PLANES as i64, GRID as i64, GRID as i64]).to(device);
-        let target = Tensor::from_slice(&batch.policy).view([n, NUM_ACTIONS as i64]).to(device);
-        let legal = Tensor::from_slice(&batch.legal).view([n, NUM_ACTIONS as i64]).to(device).gt(0.5);
-        let z = Tensor::from_slice(&batch.value).to(device);
-        let mask = Tensor::from_slice(&batch.policy_mask).to(device);
+        let mut sums = StepSums::new(self.network.device());
+        self.step_on_device(&DeviceBatch::new(batch, self.network.device()), &mut sums);
+        let interval = self.read(&mut sums);
+        let (policy, value) = interval.newest_losses;
+        let stats = interval.stats.ok_or(NonFiniteLoss { step: self.step + 1, policy, value })?;
+        Ok(StepStats { learning_rate: self.learning_rate(), ..stats })
+    }
 
-        let (logits, value, aux) = self.network.net.forward_all_t(&x, true);
-        let log_p = logits.masked_fill(&legal.logical_not(), -1e9).log_softmax(-1, Kind::Float);
+    /// One SGD step on `batch` that reads nothing back from the device: a
+    /// loss that is not finite leaves the weights and momentum as they were
+    /// (the update is masked there); the step's measures go into `sums`.
+    /// The step is counted now and uncounted by [`Trainer::read`] if it was
+    /// skipped.
+    pub fn step_on_device(&mut self, batch: &DeviceBatch, sums: &mut StepSums) {
+        let (logits, value, aux) = self.network.net.forward_all_t(&batch.input, true);
+        let log_p = logits.masked_fill(&batch.legal.logical_not(), -1e9).log_softmax(-1, Kind::Float);
         // Cross-entropy over the samples with a policy target only.
-        let cross_entropy = -(&target * &log_p).sum_dim_intlist(1, false, Kind::Float);
-        let policy_loss = (cross_entropy * &mask).sum(Kind::Float) / mask.sum(Kind::Float).clamp_min(1.0);
-        let value_loss = (&value - &z).square().mean(Kind::Float);
+        let cross_entropy = -(&batch.policy * &log_p).sum_dim_intlist(1, false, Kind::Float);
+        let mask = &batch.policy_mask;
+        let policy_loss = (cross_entropy * mask).sum(Kind::Float) / mask.sum(Kind::Float).clamp_min(1.0);
+        let value_loss = (&value - &batch.value).square().mean(Kind::Float);
         let mut loss = &policy_loss + &value_loss * self.config.train.value_loss_weight;
         let aux_weight = self.config.train.aux_loss_weight;
-        let aux_loss = match aux.filter(|_| aux_weight > 0.0) {
-            Some(aux) => {
-                let aux_target = Tensor::from_slice(&batch.aux).view([n, AUX_TARGETS as i64]).to(device);
-                let aux_loss = (aux - aux_target).square().mean(Kind::Float);
-                loss += &aux_loss * aux_weight;
-                Some(aux_loss)
-            }
-            None => None,
-        };
-        if !loss.double_value(&[]).is_finite() {
-            let (policy, value) = (policy_loss.double_value(&[]), value_loss.double_value(&[]));
-            return Err(NonFiniteLoss { step: self.step + 1, policy, value }.into());
-        }
-
+        let aux_loss = aux.filter(|_| aux_weight > 0.0).map(|aux| {
+            let aux_loss = (aux - &batch.aux).square().mean(Kind::Float);
+            loss += &aux_loss * aux_weight;
+            aux_loss
+        });
+        let finite = loss.isfinite();
         for (_, var) in trainable(&self.network).iter_mut() {
             var.zero_grad();
         }
         loss.backward();
+        self.update(&finite);
+        self.step += 1;
+        self.samples_seen += batch.size as u64;
+        let (entropy, errors) = tch::no_grad(|| {
+            let p = log_p.exp();
+            let entropy = -(&p * log_p.clamp_min(-1e4)).sum_dim_intlist(1, false, Kind::Float).mean(Kind::Float);
+            (entropy, (&value - &batch.value).abs().view(-1))
+        });
+        sums.add(batch, &StepMeasures { policy_loss, value_loss, entropy, aux_loss, errors, finite });
+    }
+
+    /// SGD with momentum and weight decay from the gradients, where `finite`
+    /// (a boolean scalar on the device) holds; then the moving average.
+    fn update(&mut self, finite: &Tensor) {
         let lr = self.learning_rate();
         let (mu, wd) = (self.config.train.momentum, self.config.train.weight_decay);
         tch::no_grad(|| {
+            // The learning rate, or 0 for a step that is skipped.
+            let rate = finite.to_kind(Kind::Float) * lr;
             for (name, mut var) in trainable(&self.network) {
                 let grad = var.grad() + &var * wd;
                 let buf = self.momentum.get_mut(&name).expect("a buffer per variable");
-                let updated = &*buf * mu + grad;
+                // A skipped step keeps the buffer, which is finite.
+                let updated = (&*buf * mu + grad).where_self(finite, buf);
                 buf.copy_(&updated);
-                let _ = var.g_sub_(&(&updated * lr));
+                let _ = var.g_sub_(&(updated * &rate));
             }
         });
-        self.step += 1;
-        self.samples_seen += batch.size as u64;
         if let Some(average) = &mut self.average {
-            let decay = average_decay(self.config.train.average_half_life, self.step);
+            let decay = average_decay(self.config.train.average_half_life, self.step + 1);
             tch::no_grad(|| {
                 for (name, var) in self.network.vs.variables() {
                     let mean = average.get_mut(&name).expect("an average per variable");
@@ -346,22 +353,14 @@ impl Trainer {
                 }
             });
         }
+    }
 
-        let (entropy, errors) = tch::no_grad(|| {
-            let p = log_p.exp();
-            let entropy = -(&p * log_p.clamp_min(-1e4)).sum_dim_intlist(1, false, Kind::Float).mean(Kind::Float);
-            (entropy, (&value - &z).abs().to_kind(Kind::Float).to(Device::Cpu).contiguous().view(-1))
-        });
-        let errors = Vec::<f32>::try_from(&errors).context("the value errors")?;
-        Ok(StepStats {
-            policy_loss: policy_loss.double_value(&[]) as f32,
-            value_loss: value_loss.double_value(&[]) as f32,
-            entropy: entropy.double_value(&[]) as f32,
-            value_error: errors.iter().sum::<f32>() / errors.len().max(1) as f32,
-            value_error_by_phase: error_by_phase(&errors, &batch.plies_to_end),
-            aux_loss: aux_loss.map(|l| l.double_value(&[]) as f32),
-            learning_rate: lr,
-        })
+    /// Reads `sums` back from the device, uncounting the steps it skipped.
+    pub fn read(&mut self, sums: &mut StepSums) -> Interval {
+        let interval = sums.read();
+        self.step -= interval.skipped_steps;
+        self.samples_seen -= interval.skipped_samples;
+        interval
     }
 }
 
@@ -380,7 +379,7 @@ pub struct NonFiniteLoss {
 /// such batch is skipped, a run of them means the weights themselves are
 /// bad, and the newest checkpoint (never a non-finite one) is the last good
 /// state to resume from.
-pub const MAX_NON_FINITE_IN_A_ROW: u32 = 20;
+pub const MAX_NON_FINITE_IN_A_ROW: u64 = 20;
 
 /// The prefix of the trained weights' names in the `.optim` file.
 const TRAINED: &str = "trained/";
@@ -508,8 +507,8 @@ impl Logs {
         self.write(&scalars, step);
     }
 
-    fn skipped_batch(&mut self, step: u64) {
-        self.skipped_batches += 1;
+    fn skipped_batches(&mut self, step: u64, batches: u64) {
+        self.skipped_batches += batches;
         self.write(&[("train/skipped_batches", self.skipped_batches as f32)], step);
     }
 
@@ -610,49 +609,73 @@ pub fn train_steps(
     let take = steps.min(trainer.steps_allowed());
     let window: &Window = window;
     let batch_size = config.train.batch_size;
+    let device = trainer.network.device();
     let mut batch_rng = rand::rngs::SmallRng::seed_from_u64(rng.random());
     let mut done = 0;
     std::thread::scope(|scope| -> Result<()> {
         let (sender, batches) = std::sync::mpsc::sync_channel(2);
         scope.spawn(move || {
             for _ in 0..take {
-                if sender.send(window.batch(batch_size, &mut batch_rng)).is_err() {
+                let batch = DeviceBatch::new(&window.batch(batch_size, &mut batch_rng), device);
+                if sender.send(batch).is_err() {
                     break;
                 }
             }
         });
-        let mut in_a_row = 0;
-        for _ in 0..take {
-            let batch: Batch = batches.recv().context("the batch thread stopped")?;
-            let start = Instant::now();
-            let stats = match trainer.train_step(&batch) {
-                Err(e) if e.is::<NonFiniteLoss>() && in_a_row + 1 < MAX_NON_FINITE_IN_A_ROW => {
-                    in_a_row += 1;
-                    tracing::warn!("{e:#}: batch skipped ({in_a_row} in a row)");
-                    logs.skipped_batch(trainer.step);
-                    continue;
-                }
-                Err(e) if e.is::<NonFiniteLoss>() => {
-                    return Err(e.context(format!(
-                        "{MAX_NON_FINITE_IN_A_ROW} batches in a row; stopped, so the newest checkpoint is the last \
-                         good one (a lower train.learning_rate may help)"
-                    )));
-                }
-                stats => stats?,
-            };
-            in_a_row = 0;
-            done += 1;
-            let rate = batch.size as f64 / start.elapsed().as_secs_f64();
-            logs.step(trainer.step, &stats, rate, window.len());
-            bar.inc(1);
-            bar.set_message(format!(
-                "step {} | policy {:.3} | value {:.3} | {:.0} samples/s",
-                trainer.step, stats.policy_loss, stats.value_loss, rate
-            ));
+        let mut sums = StepSums::new(device);
+        let mut start = Instant::now();
+        for i in 0..take {
+            let batch: DeviceBatch = batches.recv().context("the batch thread stopped")?;
+            trainer.step_on_device(&batch, &mut sums);
+            if sums.steps < READ_EVERY && i + 1 < take {
+                continue;
+            }
+            let steps = sums.steps;
+            let interval = trainer.read(&mut sums);
+            let rate = (steps * batch_size as u64) as f64 / start.elapsed().as_secs_f64();
+            start = Instant::now();
+            done += interval.finite_steps;
+            bar.inc(steps);
+            report_interval(trainer, logs, &interval, rate, window.len(), bar)?;
         }
         Ok(())
     })?;
     logs.flush();
     let wait = (take < steps).then_some(Wait::Reuse { drawn: trainer.samples_seen, read: window.total_samples });
     Ok(Trained { steps: done, wait })
+}
+
+/// Logs an interval of steps read back: its means, and the batches it
+/// skipped for a loss that is not finite; an error once
+/// [`MAX_NON_FINITE_IN_A_ROW`] were skipped in a row.
+fn report_interval(
+    trainer: &Trainer,
+    logs: &mut Logs,
+    interval: &Interval,
+    rate: f64,
+    window: usize,
+    bar: &indicatif::ProgressBar,
+) -> Result<()> {
+    if interval.skipped_steps > 0 {
+        let (policy, value) = interval.newest_losses;
+        let e = NonFiniteLoss { step: trainer.step + 1, policy, value };
+        if interval.in_a_row >= MAX_NON_FINITE_IN_A_ROW {
+            return Err(anyhow::Error::new(e).context(format!(
+                "{} batches in a row; stopped, so the newest checkpoint is the last good one (a lower \
+                 train.learning_rate may help)",
+                interval.in_a_row
+            )));
+        }
+        tracing::warn!("{} batches skipped: their loss was not finite ({e})", interval.skipped_steps);
+        logs.skipped_batches(trainer.step, interval.skipped_steps);
+    }
+    if let Some(stats) = interval.stats {
+        let stats = StepStats { learning_rate: trainer.learning_rate(), ..stats };
+        logs.step(trainer.step, &stats, rate, window);
+        bar.set_message(format!(
+            "step {} | policy {:.3} | value {:.3} | {rate:.0} samples/s",
+            trainer.step, stats.policy_loss, stats.value_loss
+        ));
+    }
+    Ok(())
 }

@@ -3,12 +3,12 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Parser;
 use gipf::config::Config;
 use gipf::net::parse_device;
 use gipf::train::data::Window;
-use gipf::train::{run, window_size, RunDir, Trainer};
+use gipf::train::{run, window_size, DeviceBatch, RunDir, StepSums, Trainer, READ_EVERY};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
@@ -73,27 +73,40 @@ fn bench(config: &Config, run_dir: &RunDir, device: tch::Device, seconds: f64) -
     let duration = Duration::from_secs_f64(seconds);
 
     // Raw steps on one fixed batch, and steps as training runs them (batches
-    // built on a second thread), in alternating one-second slices, so that
-    // both see the same stretch of a shared machine's time.
-    let fixed = window.batch(batch_size, &mut rng);
-    trainer.train_step(&fixed)?;
+    // built and copied to the device on a second thread), in alternating
+    // one-second slices, so that both see the same stretch of a shared
+    // machine's time. Losses are read back once per READ_EVERY steps, as in
+    // training.
+    let fixed = DeviceBatch::new(&window.batch(batch_size, &mut rng), device);
+    let mut sums = StepSums::new(device);
+    let mut step = |trainer: &mut Trainer, batch: &DeviceBatch| {
+        trainer.step_on_device(batch, &mut sums);
+        if sums.steps == READ_EVERY {
+            trainer.read(&mut sums);
+        }
+    };
+    step(&mut trainer, &fixed);
     let slice = Duration::from_secs(1).min(duration);
     let (mut raw, mut loaded) = ((0u64, 0.0f64), (0u64, 0.0f64));
     std::thread::scope(|scope| -> Result<()> {
         let (sender, batches) = std::sync::mpsc::sync_channel(2);
         let window = &window;
         let mut batch_rng = SmallRng::seed_from_u64(1);
-        scope.spawn(move || while sender.send(window.batch(batch_size, &mut batch_rng)).is_ok() {});
+        scope.spawn(
+            move || {
+                while sender.send(DeviceBatch::new(&window.batch(batch_size, &mut batch_rng), device)).is_ok() {}
+            },
+        );
         while raw.1 < seconds || loaded.1 < seconds {
             let start = Instant::now();
             while start.elapsed() < slice {
-                trainer.train_step(&fixed)?;
+                step(&mut trainer, &fixed);
                 raw.0 += 1;
             }
             raw.1 += start.elapsed().as_secs_f64();
             let start = Instant::now();
             while start.elapsed() < slice {
-                trainer.train_step(&batches.recv()?)?;
+                step(&mut trainer, &batches.recv()?);
                 loaded.0 += 1;
             }
             loaded.1 += start.elapsed().as_secs_f64();
@@ -102,7 +115,9 @@ fn bench(config: &Config, run_dir: &RunDir, device: tch::Device, seconds: f64) -
     })?;
     let rate = |(steps, secs): (u64, f64)| (steps * batch_size as u64) as f64 / secs;
     let (raw, loaded) = (rate(raw), rate(loaded));
-    let loss = trainer.train_step(&fixed)?;
+    trainer.read(&mut sums);
+    trainer.step_on_device(&fixed, &mut sums);
+    let loss = trainer.read(&mut sums).stats.context("the fixed batch's loss is not finite")?;
     println!("window: {} samples; batch {batch_size}; network {:?}", window.len(), config.network);
     println!("raw train steps (one fixed batch): {raw:.0} samples/s");
     println!("with data loading and augmentation: {loaded:.0} samples/s");

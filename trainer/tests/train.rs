@@ -9,7 +9,7 @@ use gipf::encoding::INPUT_SIZE;
 use gipf::selfplay::{run, RunOptions};
 use gipf::shards;
 use gipf::train::data::{game_samples, GamesRead, GamesSource, Targets, Window};
-use gipf::train::{train_steps, Logs, Trainer};
+use gipf::train::{train_steps, DeviceBatch, Logs, StepSums, Trainer};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use tch::Device;
@@ -319,14 +319,15 @@ fn tensorboard_reads_the_training_logs() {
     let logs_dir = tempfile::tempdir().unwrap();
     let mut config = tiny();
     config.train.min_samples = 1;
+    config.train.max_reuse = 1000.0;
     let mut trainer = Trainer::new(&config, Device::Cpu, 4);
     let mut logs = Logs::new(logs_dir.path()).unwrap();
     let mut window = Window::default();
     let mut rng = SmallRng::seed_from_u64(4);
     let bar = indicatif::ProgressBar::hidden();
     let trained =
-        train_steps(&mut trainer, &mut window, &mut logs, GamesSource::folder(dir.path()), 5, &mut rng, &bar).unwrap();
-    assert_eq!(trained.steps, 5);
+        train_steps(&mut trainer, &mut window, &mut logs, GamesSource::folder(dir.path()), 25, &mut rng, &bar).unwrap();
+    assert_eq!(trained.steps, 25);
     drop(logs);
     let script = "import sys\n\
         from tensorboard.backend.event_processing.event_accumulator import EventAccumulator\n\
@@ -335,8 +336,10 @@ fn tensorboard_reads_the_training_logs() {
     let out = Command::new(python()).args(["-c", script, logs_dir.path().to_str().unwrap()]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("loss/policy 5 5"), "{text}");
-    assert!(text.contains("loss/value 5 5"), "{text}");
+    // The losses are read back and logged every READ_EVERY (10) steps and at the end.
+    assert_eq!(gipf::train::READ_EVERY, 10);
+    assert!(text.contains("loss/policy 3 25"), "{text}");
+    assert!(text.contains("loss/value 3 25"), "{text}");
     assert!(text.contains("games/mean_length 1 0"), "{text}");
 }
 
@@ -374,6 +377,58 @@ fn a_damaged_newest_checkpoint_is_set_aside_and_the_one_before_resumed() {
     assert_eq!(trainer.step, 5);
     assert_eq!(checkpoint_steps(models.path()), [5]);
     assert!(models.path().join(".damaged-step-00000010.safetensors").is_file(), "kept for a look");
+}
+
+/// Steps read back once per interval train exactly as steps read back one
+/// by one; a batch whose loss is not finite within an interval changes no
+/// weight and is not counted, and the interval's means are the other
+/// steps'. Non-finite steps in a row are counted across reads.
+#[test]
+fn steps_read_back_per_interval_train_as_steps_read_one_by_one() {
+    tch::set_num_threads(1);
+    let games = games(2);
+    let window = window(games.path());
+    let mut rng = SmallRng::seed_from_u64(8);
+    let batches: Vec<_> = (0..6).map(|_| window.batch(16, &mut rng)).collect();
+    let mut bad = batches[2].clone();
+    bad.value[0] = f32::NAN;
+    let on_device = |batch| DeviceBatch::new(batch, Device::Cpu);
+    let mut one_by_one = Trainer::new(&tiny(), Device::Cpu, 8);
+    let losses: Vec<f32> = batches.iter().map(|b| one_by_one.train_step(b).unwrap().policy_loss).collect();
+
+    let mut deferred = Trainer::new(&tiny(), Device::Cpu, 8);
+    let mut sums = StepSums::new(Device::Cpu);
+    for (i, batch) in batches.iter().enumerate() {
+        if i == 3 {
+            deferred.step_on_device(&on_device(&bad), &mut sums);
+        }
+        deferred.step_on_device(&on_device(batch), &mut sums);
+    }
+    let interval = deferred.read(&mut sums);
+    let counts = (interval.finite_steps, interval.skipped_steps, interval.skipped_samples, interval.in_a_row);
+    assert_eq!(counts, (6, 1, 16, 0));
+    assert_eq!((deferred.step, deferred.samples_seen), (6, 96));
+    let weights = |trainer: &Trainer| -> Vec<Vec<f32>> {
+        let vars = trainer.network.vs.trainable_variables();
+        vars.iter().map(|t| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()).collect()
+    };
+    assert!(weights(&deferred) == weights(&one_by_one), "the same weights, bit for bit");
+    let mean = losses.iter().sum::<f32>() / 6.0;
+    let stats = interval.stats.unwrap();
+    assert!((stats.policy_loss - mean).abs() < 1e-5, "{} against {mean}", stats.policy_loss);
+    assert!(stats.value_loss.is_finite() && stats.value_error.is_finite());
+
+    for _ in 0..2 {
+        deferred.step_on_device(&on_device(&bad), &mut sums);
+    }
+    let interval = deferred.read(&mut sums);
+    assert!(interval.stats.is_none());
+    assert_eq!((interval.skipped_steps, interval.in_a_row), (2, 2));
+    deferred.step_on_device(&on_device(&bad), &mut sums);
+    assert_eq!(deferred.read(&mut sums).in_a_row, 3, "counted across reads");
+    deferred.step_on_device(&on_device(&batches[0]), &mut sums);
+    assert_eq!(deferred.read(&mut sums).in_a_row, 0);
+    assert_eq!(deferred.step, 7);
 }
 
 /// A batch whose loss is not finite is skipped and the weights stay as
