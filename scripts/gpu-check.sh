@@ -2,7 +2,7 @@
 # The GPU check: shows that the binaries load LibTorch's CUDA backend and see
 # the GPU, then measures the GPU config's raw network throughput by batch
 # size and self-play against it (with its ratio to raw), each in float32 and
-# bf16, and training (with and without data loading). Runs where nothing is
+# bf16, and training in both (with and without data loading). Runs where nothing is
 # built or installed: from the bundle of scripts/gpu-bundle.sh (bin/ and
 # configs/ beside this script), or
 # in a checkout after `cargo build --release --workspace`. The LibTorch it
@@ -23,8 +23,11 @@ REPORT="${OUT:-/tmp}/gpu-check.txt"
 WORK="${WORK:-/tmp/gpu-check-work}"
 if [ "$DEVICE" = cpu ]; then
     CONFIG="${CONFIG:-$CONFIGS/cpu.toml}" SECONDS_EACH="${SECONDS_EACH:-5}" BATCHES="${BATCHES:-1,32,256}"
+    TRAIN_SECONDS="${TRAIN_SECONDS:-3}"
 else
     CONFIG="${CONFIG:-$CONFIGS/gpu.toml}" SECONDS_EACH="${SECONDS_EACH:-60}" BATCHES="${BATCHES:-1,64,256,1024,2048,4096}"
+    # Each trainer bench runs twice this: raw steps, then with data loading.
+    TRAIN_SECONDS="${TRAIN_SECONDS:-30}"
 fi
 mkdir -p "$(dirname "$REPORT")"
 exec > >(tee "$REPORT") 2>&1
@@ -56,5 +59,7 @@ echo "== self-play's CPU side alone (no network)"
 "$BIN/selfplay" --config "$CONFIG" --device "$DEVICE" --out "$WORK/constant" --bench 15 --constant-network
 echo "== training (on quick games of the tiny config: samples do not depend on the network)"
 "$BIN/selfplay" --config "$CONFIGS/tiny.toml" --device cpu --games 60 --out "$WORK/run/games" >/dev/null 2>&1
-"$BIN/trainer" --config "$CONFIG" --device "$DEVICE" --run "$WORK/run" --bench "$SECONDS_EACH"
+"$BIN/trainer" --config "$CONFIG" --device "$DEVICE" --run "$WORK/run" --bench "$TRAIN_SECONDS"
+echo "== training, bf16 steps (fp32 weights)"
+"$BIN/trainer" --config "$BF16" --device "$DEVICE" --run "$WORK/run" --bench "$TRAIN_SECONDS"
 echo "== done; figures in $REPORT"

@@ -300,6 +300,16 @@ impl Network {
         }
     }
 
+    /// A network of the same shape in `kind`, for a trainer to run its
+    /// steps' forward and backward passes in half precision: its weights
+    /// are the trainer's fp32 weights, copied in before each step.
+    pub fn half_copy(&self, kind: Kind) -> Network {
+        let mut vs = nn::VarStore::new(self.device());
+        let net = PolicyValueNet::new(&vs.root(), &self.config);
+        vs.set_kind(kind);
+        Network { vs, net, config: self.config, kind, forward_seconds: 0.0 }
+    }
+
     /// The kind of the forward passes at play.
     pub fn kind(&self) -> Kind {
         self.kind

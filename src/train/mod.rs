@@ -68,6 +68,10 @@ pub struct Trainer {
     /// The moving average of the weights that checkpoints publish (with
     /// `train.average_half_life`), by variable name.
     average: Option<BTreeMap<String, Tensor>>,
+    /// With a half `network.precision` (bf16; fp16 trains in fp32, having
+    /// no loss scaling), the copy of the network that runs each step's
+    /// passes; the fp32 weights above take the updates.
+    half: Option<Network>,
     pub step: u64,
     /// Samples drawn by training.
     pub samples_seen: u64,
@@ -85,6 +89,7 @@ impl Trainer {
         let momentum = trainable(&network).into_iter().map(|(name, var)| (name, var.zeros_like())).collect();
         let average = (config.train.average_half_life > 0).then(|| copy_weights(&network));
         Trainer {
+            half: half_copy(&network, config),
             network,
             momentum,
             average,
@@ -180,6 +185,7 @@ impl Trainer {
             })?;
         }
         Ok(Trainer {
+            half: half_copy(&network, config),
             network,
             momentum,
             average,
@@ -193,6 +199,11 @@ impl Trainer {
             },
             config: config.clone(),
         })
+    }
+
+    /// The kind of the training steps' forward and backward passes.
+    pub fn kind(&self) -> Kind {
+        self.half.as_ref().map_or(Kind::Float, Network::kind)
     }
 
     /// Samples drawn per sample read from self-play (bounded by `train.max_reuse`).
@@ -297,7 +308,13 @@ impl Trainer {
     /// The step is counted now and uncounted by [`Trainer::read`] if it was
     /// skipped.
     pub fn step_on_device(&mut self, batch: &DeviceBatch, sums: &mut StepSums) {
-        let (logits, value, aux) = self.network.net.forward_all_t(&batch.input, true);
+        if let Some(half) = &self.half {
+            copy_variables(&self.network, half);
+        }
+        let network = self.half.as_ref().unwrap_or(&self.network);
+        let input = batch.input.to_kind(network.kind());
+        let (logits, value, aux) = network.net.forward_all_t(&input, true);
+        let (value, aux) = (value.to_kind(Kind::Float), aux.map(|aux| aux.to_kind(Kind::Float)));
         let log_p = logits.masked_fill(&batch.legal.logical_not(), -1e9).log_softmax(-1, Kind::Float);
         // Cross-entropy over the samples with a policy target only.
         let cross_entropy = -(&batch.policy * &log_p).sum_dim_intlist(1, false, Kind::Float);
@@ -312,11 +329,15 @@ impl Trainer {
             aux_loss
         });
         let finite = loss.isfinite();
-        for (_, var) in trainable(&self.network).iter_mut() {
+        for (_, var) in trainable(network).iter_mut() {
             var.zero_grad();
         }
         loss.backward();
         self.update(&finite);
+        if let Some(half) = &self.half {
+            // The batch-norm statistics the step's forward pass updated.
+            copy_variables(half, &self.network);
+        }
         self.step += 1;
         self.samples_seen += batch.size as u64;
         let (entropy, errors) = tch::no_grad(|| {
@@ -332,11 +353,17 @@ impl Trainer {
     fn update(&mut self, finite: &Tensor) {
         let lr = self.learning_rate();
         let (mu, wd) = (self.config.train.momentum, self.config.train.weight_decay);
+        let half: Option<BTreeMap<String, Tensor>> =
+            self.half.as_ref().map(|half| trainable(half).into_iter().collect());
         tch::no_grad(|| {
             // The learning rate, or 0 for a step that is skipped.
             let rate = finite.to_kind(Kind::Float) * lr;
             for (name, mut var) in trainable(&self.network) {
-                let grad = var.grad() + &var * wd;
+                let grad = match &half {
+                    Some(half) => half[&name].grad().to_kind(Kind::Float),
+                    None => var.grad(),
+                };
+                let grad = grad + &var * wd;
                 let buf = self.momentum.get_mut(&name).expect("a buffer per variable");
                 // A skipped step keeps the buffer, which is finite.
                 let updated = (&*buf * mu + grad).where_self(finite, buf);
@@ -389,12 +416,41 @@ fn copy_weights(network: &Network) -> BTreeMap<String, Tensor> {
     network.vs.variables().into_iter().map(|(name, var)| (name, var.detach().copy())).collect()
 }
 
+/// The copy of `network` that runs the training steps in bf16, when
+/// `network.precision` asks for it on this device.
+fn half_copy(network: &Network, config: &Config) -> Option<Network> {
+    match config.network.precision.kind(network.device()) {
+        Kind::BFloat16 => Some(network.half_copy(Kind::BFloat16)),
+        Kind::Half => {
+            tracing::warn!("network.precision = fp16 plays in fp16 but trains in fp32 (it would need loss scaling)");
+            None
+        }
+        _ => None,
+    }
+}
+
 /// The moving average's decay for the update after `step` steps: a
 /// half-life of `half_life` steps, or a quarter of `step` when that is
 /// shorter, so that the start of a run is not averaged in for long.
 fn average_decay(half_life: u64, step: u64) -> f64 {
     let half_life = (half_life as f64).min(step as f64 / 4.0);
     0.5f64.powf(1.0 / half_life)
+}
+
+/// Copies the variables of the fp32 network `from` into its half copy `to`
+/// (converting their kind), or back from the half copy only its batch-norm
+/// statistics.
+fn copy_variables(from: &Network, to: &Network) {
+    let statistics_only = from.kind() != Kind::Float;
+    let mut to = to.vs.variables();
+    tch::no_grad(|| {
+        for (name, var) in from.vs.variables() {
+            if statistics_only && var.requires_grad() {
+                continue;
+            }
+            to.get_mut(&name).expect("the same variables").copy_(&var);
+        }
+    });
 }
 
 /// The trainable variables by name (batch-norm running statistics excluded).

@@ -59,7 +59,7 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
         // the arena have a fixed starting point.
         save(&trainer, run, &mut unpublished)?;
     }
-    tracing::info!(step = trainer.step, run = %run.root.display(), "trainer ready");
+    tracing::info!(step = trainer.step, run = %run.root.display(), kind = ?trainer.kind(), "trainer ready");
     Ok((trainer, Logs::new(&run.logs())?, unpublished))
 }
 

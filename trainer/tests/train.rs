@@ -40,11 +40,40 @@ fn window(dir: &Path) -> Window {
 
 #[test]
 fn the_loss_falls_on_a_fixed_set_of_games() {
+    let (first, last) = loss_falls(tiny());
+    assert!(last < 0.8 * first, "loss {first} -> {last}");
+}
+
+/// Steps in bf16 (`network.precision`) with fp32 weights: the loss falls as
+/// in fp32, and the checkpoint is fp32. fp16 trains in fp32.
+#[test]
+fn the_loss_falls_in_bf16_as_in_fp32() {
+    let (first, last) = loss_falls(tiny());
+    let mut bf16 = tiny();
+    bf16.network.precision = gipf::net::Precision::Bf16;
+    let (first_bf16, last_bf16) = loss_falls(bf16.clone());
+    assert!(last_bf16 < 0.8 * first_bf16, "bf16: loss {first_bf16} -> {last_bf16}");
+    assert!((last_bf16 - last).abs() < 0.1 * last, "after 120 steps: bf16 {last_bf16}, fp32 {last} (from {first})");
+
+    let trainer = Trainer::new(&bf16, Device::Cpu, 1);
+    assert_eq!(trainer.kind(), tch::Kind::BFloat16);
+    let mut fp16 = tiny();
+    fp16.network.precision = gipf::net::Precision::Fp16;
+    assert_eq!(Trainer::new(&fp16, Device::Cpu, 1).kind(), tch::Kind::Float, "fp16 trains in fp32");
+    let models = tempfile::tempdir().unwrap();
+    let weights = trainer.save(models.path()).unwrap();
+    for (name, tensor) in tch::Tensor::read_safetensors(&weights).unwrap() {
+        assert_eq!(tensor.kind(), tch::Kind::Float, "{name}");
+    }
+}
+
+/// The mean loss (the policy's excess over its targets' entropy, and the
+/// value's) over the first and the last 10 of 120 steps on a fixed set of games.
+fn loss_falls(mut config: Config) -> (f32, f32) {
     tch::set_num_threads(1);
     let dir = games(3);
     let window = window(dir.path());
     assert!(window.len() > 20, "{} samples", window.len());
-    let mut config = tiny();
     config.train.learning_rate = 0.05;
     let mut trainer = Trainer::new(&config, Device::Cpu, 1);
     let mut rng = SmallRng::seed_from_u64(1);
@@ -59,10 +88,8 @@ fn the_loss_falls_on_a_fixed_set_of_games() {
             stats.policy_loss - entropy + stats.value_loss
         })
         .collect();
-    let first: f32 = losses[..10].iter().sum::<f32>() / 10.0;
-    let last: f32 = losses[110..].iter().sum::<f32>() / 10.0;
-    assert!(last < 0.8 * first, "loss {first} -> {last}");
     assert_eq!(trainer.step, 120);
+    (losses[..10].iter().sum::<f32>() / 10.0, losses[110..].iter().sum::<f32>() / 10.0)
 }
 
 #[test]
