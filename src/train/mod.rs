@@ -33,7 +33,8 @@ use crate::durable::{publish, temporary_path, write_atomic};
 use crate::encoding::ENCODING_VERSION;
 use crate::net::Network;
 use data::{Batch, GamesRead, GamesSource, LoadReport, Window};
-pub use step::{DeviceBatch, Interval, StepMeasures, StepSums, READ_EVERY};
+use step::StepMeasures;
+pub use step::{DeviceBatch, Interval, StepSums, READ_EVERY};
 
 /// Losses and measures of one training step.
 #[derive(Clone, Copy, Debug)]
