@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the release profile costs and what it buys: builds the workspace from
 # scratch (a fresh build folder; crates already downloaded) once with the
-# release profile of Cargo.toml and once with cargo's defaults
-# (codegen-units = 16, no debug info), times each build, and runs the
+# release profile of Cargo.toml and once with one codegen unit and debug
+# info (CARGO_PROFILE_RELEASE_*), times each build, and runs the
 # self-play benchmark with each build's binary, with the network and with
 # the search alone (--constant-network), ROUNDS times each, interleaved.
 #
@@ -45,22 +45,22 @@ bench() {
 
 declare -A seconds with_network alone
 seconds[profile]=$(build profile)
-seconds[defaults]=$(build defaults CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0)
+seconds[one-unit]=$(build one-unit CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_DEBUG=1)
 for _ in $(seq "$ROUNDS"); do
-    for name in profile defaults; do
+    for name in profile one-unit; do
         with_network[$name]="${with_network[$name]:-} $(bench $name)"
         alone[$name]="${alone[$name]:-} $(bench $name --constant-network)"
     done
 done
 {
-    echo "# The release build: Cargo.toml's profile against cargo's defaults"
+    echo "# The release build: Cargo.toml's profile against one codegen unit with debug info"
     echo
     echo "$(lscpu | sed -nE 's/^Model name: +//p'), $(nproc) cores; from-scratch builds of the workspace,"
     echo "self-play benchmarks of $SECONDS_EACH s with \`configs/cpu.toml\` (evaluations/s), $ROUNDS rounds."
     echo
     echo "| build | build time | self-play | search alone (constant network) |"
     echo "|---|---|---|---|"
-    for name in profile defaults; do
+    for name in profile one-unit; do
         echo "| $name | ${seconds[$name]} s | ${with_network[$name]# } | ${alone[$name]# } |"
     done
 } >"$report"

@@ -75,6 +75,21 @@ impl Precision {
             Precision::Auto => Kind::Float,
         }
     }
+
+    /// Its name in configs: `fp32`, `bf16`, `fp16` or `auto`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Bf16 => "bf16",
+            Precision::Fp16 => "fp16",
+            Precision::Auto => "auto",
+        }
+    }
+
+    /// The precision of that name.
+    pub fn parse(name: &str) -> Option<Precision> {
+        [Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Auto].into_iter().find(|p| p.name() == name)
+    }
 }
 
 /// Whether this CPU computes in bf16 natively (`avx512_bf16` or `amx_bf16`

@@ -51,14 +51,16 @@ impl fmt::Display for Budget {
 /// decisions (`...@500ms,fresh`, `...@200,keep`; by default it keeps it
 /// under a time budget only) and how many leaves it evaluates at once
 /// (`...@250ms,batch=8`; by default [`TIMED_BATCH`] under a time budget
-/// and the config's `search.batch_size` under a simulation budget).
+/// and the config's `search.batch_size` under a simulation budget), and
+/// the precision of its forward passes (`...@250ms,bf16`; by default the
+/// config's `network.precision`), so that one match can pit the two.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
     Random,
     Greedy,
     Uct { playouts: u32 },
     AlphaBeta { limit: Limit },
-    Network { weights: PathBuf, budget: Budget, keep_tree: bool, batch: Option<usize> },
+    Network { weights: PathBuf, budget: Budget, keep_tree: bool, batch: Option<usize>, precision: Option<Precision> },
 }
 
 impl PlayerSpec {
@@ -83,7 +85,7 @@ impl PlayerSpec {
                     Some((path, options)) => {
                         (path, parse_search_options(options).with_context(|| format!("player '{text}'"))?)
                     }
-                    None => (text, SearchOptions { budget: default_budget, keep_tree: None, batch: None }),
+                    None => (text, SearchOptions { budget: default_budget, keep_tree: None, batch: None, precision: None }),
                 };
                 let weights = match crate::store::is_url(path) {
                     true => crate::store::fetch_checkpoint(path).with_context(|| format!("player '{text}'"))?,
@@ -102,8 +104,9 @@ impl PlayerSpec {
                     );
                 }
                 let mut spec = PlayerSpec::network(weights, options.budget, options.keep_tree);
-                if let PlayerSpec::Network { batch, .. } = &mut spec {
+                if let PlayerSpec::Network { batch, precision, .. } = &mut spec {
                     *batch = options.batch;
+                    *precision = options.precision;
                 }
                 spec
             }
@@ -114,7 +117,7 @@ impl PlayerSpec {
     /// the tree under a time budget only.
     pub fn network(weights: PathBuf, budget: Budget, keep_tree: Option<bool>) -> PlayerSpec {
         let keep_tree = keep_tree.unwrap_or(matches!(budget, Budget::Time(_)));
-        PlayerSpec::Network { weights, budget, keep_tree, batch: None }
+        PlayerSpec::Network { weights, budget, keep_tree, batch: None, precision: None }
     }
 
     /// A short name for tables and rating files.
@@ -125,7 +128,7 @@ impl PlayerSpec {
             PlayerSpec::Uct { playouts } => format!("uct:{playouts}"),
             PlayerSpec::AlphaBeta { limit: Limit::Depth(d) } => format!("alphabeta:{d}"),
             PlayerSpec::AlphaBeta { limit: Limit::Time(t) } => format!("alphabeta:{}ms", t.as_millis()),
-            PlayerSpec::Network { weights, budget, keep_tree, batch } => {
+            PlayerSpec::Network { weights, budget, keep_tree, batch, precision } => {
                 let stem =
                     weights.file_stem().map_or_else(|| weights.display().to_string(), |s| s.to_string_lossy().into());
                 let tree = match (budget, keep_tree) {
@@ -134,12 +137,14 @@ impl PlayerSpec {
                     _ => "",
                 };
                 let batch = batch.map(|n| format!(", batch {n}")).unwrap_or_default();
-                format!("{stem} ({budget}{tree}{batch})")
+                let precision = precision.map(|p| format!(", {}", p.name())).unwrap_or_default();
+                format!("{stem} ({budget}{tree}{batch}{precision})")
             }
         }
     }
 
-    /// Makes the player; a network is loaded onto `device`, to run in `precision`.
+    /// Makes the player; a network is loaded onto `device`, to run in its
+    /// own precision if it names one, else in `precision`.
     pub fn build(
         &self,
         device: Device,
@@ -152,8 +157,9 @@ impl PlayerSpec {
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
             PlayerSpec::Uct { playouts } => Box::new(Uct::new(*playouts, rand::SeedableRng::seed_from_u64(seed))),
             PlayerSpec::AlphaBeta { limit } => Box::new(AlphaBeta::new(*limit, monotonic)),
-            PlayerSpec::Network { weights, budget, keep_tree, batch } => {
+            PlayerSpec::Network { weights, budget, keep_tree, batch, precision: own } => {
                 let search = SearchConfig { batch_size: batch_size(*batch, *budget, search), ..*search };
+                let precision = own.unwrap_or(precision);
                 Box::new(NetworkPlayer::load(weights, device, precision, *budget, *keep_tree, &search)?)
             }
         })
@@ -203,23 +209,27 @@ struct SearchOptions {
     budget: Budget,
     keep_tree: Option<bool>,
     batch: Option<usize>,
+    precision: Option<Precision>,
 }
 
-/// Its budget, then any of `keep` or `fresh` and `batch=N`, comma-separated.
+/// Its budget, then any of `keep` or `fresh`, `batch=N` and a precision,
+/// comma-separated.
 fn parse_search_options(text: &str) -> Result<SearchOptions> {
     let mut parts = text.split(',');
     let budget = parse_budget(parts.next().unwrap_or_default())?;
-    let mut options = SearchOptions { budget, keep_tree: None, batch: None };
+    let mut options = SearchOptions { budget, keep_tree: None, batch: None, precision: None };
     for part in parts {
         match part {
             "keep" => options.keep_tree = Some(true),
             "fresh" => options.keep_tree = Some(false),
+            _ if Precision::parse(part).is_some() => options.precision = Precision::parse(part),
             _ => match part.strip_prefix("batch=").map(str::parse::<usize>) {
                 Some(Ok(n)) if (1..=1024).contains(&n) => options.batch = Some(n),
                 Some(_) => bail!("'{part}': expected batch=N with N from 1 to 1024 (leaves evaluated at once)"),
-                None => {
-                    bail!("'{part}': expected keep or fresh (whether the tree is kept between decisions) or batch=N")
-                }
+                None => bail!(
+                    "'{part}': expected keep or fresh (whether the tree is kept between decisions), batch=N, \
+                     or a precision (fp32, bf16, fp16, auto)"
+                ),
             },
         }
     }
@@ -381,12 +391,12 @@ mod tests {
         std::fs::write(&file, b"x").unwrap();
         let spec = PlayerSpec::parse(&format!("{}@250ms", file.display()), sims).unwrap();
         let quarter = Budget::Time(Duration::from_millis(250));
-        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: true, batch: None });
+        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: true, batch: None, precision: None });
         let spec = PlayerSpec::parse(&format!("{}@250ms,fresh", file.display()), sims).unwrap();
-        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: false, batch: None });
+        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: false, batch: None, precision: None });
         assert_eq!(spec.name(), "w (250 ms, fresh)");
         let spec = PlayerSpec::parse(&file.display().to_string(), sims).unwrap();
-        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: false, batch: None });
+        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: false, batch: None, precision: None });
         let models = dir.path().join("models");
         std::fs::create_dir(&models).unwrap();
         let err = format!("{:#}", PlayerSpec::parse(&format!("{}@250ms", models.display()), sims).unwrap_err());
@@ -396,9 +406,9 @@ mod tests {
         }
         let spec = PlayerSpec::parse(&format!("{}@250ms", models.display()), sims).unwrap();
         let newest = models.join("step-00000002.safetensors");
-        assert_eq!(spec, PlayerSpec::Network { weights: newest, budget: quarter, keep_tree: true, batch: None });
+        assert_eq!(spec, PlayerSpec::Network { weights: newest, budget: quarter, keep_tree: true, batch: None, precision: None });
         let spec = PlayerSpec::parse(&format!("{}@64,keep", file.display()), sims).unwrap();
-        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: true, batch: None });
+        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: true, batch: None, precision: None });
         assert_eq!(spec.name(), "w (64 sims, keep)");
         let err = PlayerSpec::parse(&format!("{}@1", file.display()), sims).unwrap_err();
         assert!(format!("{err:#}").contains("budget '1'"), "{err:#}");
@@ -407,9 +417,16 @@ mod tests {
         let spec = PlayerSpec::parse(&format!("{}@250ms,batch=16,fresh", file.display()), sims).unwrap();
         assert_eq!(
             spec,
-            PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: false, batch: Some(16) }
+            PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: false, batch: Some(16), precision: None }
         );
         assert_eq!(spec.name(), "w (250 ms, fresh, batch 16)");
+        let spec = PlayerSpec::parse(&format!("{}@250ms,bf16", file.display()), sims).unwrap();
+        let bf16 = Some(Precision::Bf16);
+        assert_eq!(
+            spec,
+            PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: true, batch: None, precision: bf16 }
+        );
+        assert_eq!(spec.name(), "w (250 ms, bf16)");
         for bad in ["batch=0", "batch=x", "batch="] {
             let err = PlayerSpec::parse(&format!("{}@64,{bad}", file.display()), sims).unwrap_err();
             assert!(format!("{err:#}").contains(&format!("'{bad}': expected batch=N")), "{err:#}");

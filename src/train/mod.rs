@@ -90,7 +90,7 @@ impl Trainer {
         let momentum = trainable(&network).into_iter().map(|(name, var)| (name, var.zeros_like())).collect();
         let average = (config.train.average_half_life > 0).then(|| copy_weights(&network));
         Trainer {
-            half: half_copy(&network, config),
+            half: bf16_step_copy(&network, config),
             network,
             momentum,
             average,
@@ -186,7 +186,7 @@ impl Trainer {
             })?;
         }
         Ok(Trainer {
-            half: half_copy(&network, config),
+            half: bf16_step_copy(&network, config),
             network,
             momentum,
             average,
@@ -419,7 +419,7 @@ fn copy_weights(network: &Network) -> BTreeMap<String, Tensor> {
 
 /// The copy of `network` that runs the training steps in bf16, when
 /// `network.precision` asks for it on this device.
-fn half_copy(network: &Network, config: &Config) -> Option<Network> {
+fn bf16_step_copy(network: &Network, config: &Config) -> Option<Network> {
     match config.network.precision.kind(network.device()) {
         Kind::BFloat16 => Some(network.half_copy(Kind::BFloat16)),
         Kind::Half => {

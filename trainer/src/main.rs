@@ -76,16 +76,17 @@ fn bench(config: &Config, run_dir: &RunDir, device: tch::Device, seconds: f64) -
     // built and copied to the device on a second thread), in alternating
     // one-second slices, so that both see the same stretch of a shared
     // machine's time. Losses are read back once per READ_EVERY steps, as in
-    // training.
+    // training, and at the end of each slice, so that a device's queued
+    // work is counted in the slice that queued it.
     let fixed = DeviceBatch::new(&window.batch(batch_size, &mut rng), device);
     let mut sums = StepSums::new(device);
-    let mut step = |trainer: &mut Trainer, batch: &DeviceBatch| {
-        trainer.step_on_device(batch, &mut sums);
+    let step = |trainer: &mut Trainer, sums: &mut StepSums, batch: &DeviceBatch| {
+        trainer.step_on_device(batch, sums);
         if sums.steps == READ_EVERY {
-            trainer.read(&mut sums);
+            trainer.read(sums);
         }
     };
-    step(&mut trainer, &fixed);
+    step(&mut trainer, &mut sums, &fixed);
     let slice = Duration::from_secs(1).min(duration);
     let (mut raw, mut loaded) = ((0u64, 0.0f64), (0u64, 0.0f64));
     std::thread::scope(|scope| -> Result<()> {
@@ -100,22 +101,23 @@ fn bench(config: &Config, run_dir: &RunDir, device: tch::Device, seconds: f64) -
         while raw.1 < seconds || loaded.1 < seconds {
             let start = Instant::now();
             while start.elapsed() < slice {
-                step(&mut trainer, &fixed);
+                step(&mut trainer, &mut sums, &fixed);
                 raw.0 += 1;
             }
+            trainer.read(&mut sums);
             raw.1 += start.elapsed().as_secs_f64();
             let start = Instant::now();
             while start.elapsed() < slice {
-                step(&mut trainer, &batches.recv()?);
+                step(&mut trainer, &mut sums, &batches.recv()?);
                 loaded.0 += 1;
             }
+            trainer.read(&mut sums);
             loaded.1 += start.elapsed().as_secs_f64();
         }
         Ok(())
     })?;
     let rate = |(steps, secs): (u64, f64)| (steps * batch_size as u64) as f64 / secs;
     let (raw, loaded) = (rate(raw), rate(loaded));
-    trainer.read(&mut sums);
     trainer.step_on_device(&fixed, &mut sums);
     let loss = trainer.read(&mut sums).stats.context("the fixed batch's loss is not finite")?;
     println!("window: {} samples; batch {batch_size}; network {:?}", window.len(), config.network);
