@@ -416,7 +416,7 @@ mod tests {
     #[test]
     fn the_precision_is_read_and_a_checkpoint_does_not_record_it() {
         use crate::net::Precision;
-        assert_eq!(Config::parse("").unwrap().network.precision, Precision::Fp32);
+        assert_eq!(Config::parse("").unwrap().network.precision, Precision::Auto, "the shipped default");
         let config = Config::parse("[network]\nprecision = \"bf16\"\n").unwrap();
         assert_eq!(config.network.precision, Precision::Bf16);
         assert!(!serde_json::to_string(&config.network).unwrap().contains("precision"));

@@ -85,7 +85,9 @@ impl PlayerSpec {
                     Some((path, options)) => {
                         (path, parse_search_options(options).with_context(|| format!("player '{text}'"))?)
                     }
-                    None => (text, SearchOptions { budget: default_budget, keep_tree: None, batch: None, precision: None }),
+                    None => {
+                        (text, SearchOptions { budget: default_budget, keep_tree: None, batch: None, precision: None })
+                    }
                 };
                 let weights = match crate::store::is_url(path) {
                     true => crate::store::fetch_checkpoint(path).with_context(|| format!("player '{text}'"))?,
@@ -391,12 +393,12 @@ mod tests {
         std::fs::write(&file, b"x").unwrap();
         let spec = PlayerSpec::parse(&format!("{}@250ms", file.display()), sims).unwrap();
         let quarter = Budget::Time(Duration::from_millis(250));
-        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: true, batch: None, precision: None });
+        assert_eq!(spec, PlayerSpec::network(file.clone(), quarter, Some(true)));
         let spec = PlayerSpec::parse(&format!("{}@250ms,fresh", file.display()), sims).unwrap();
-        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: false, batch: None, precision: None });
+        assert_eq!(spec, PlayerSpec::network(file.clone(), quarter, Some(false)));
         assert_eq!(spec.name(), "w (250 ms, fresh)");
         let spec = PlayerSpec::parse(&file.display().to_string(), sims).unwrap();
-        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: false, batch: None, precision: None });
+        assert_eq!(spec, PlayerSpec::network(file.clone(), sims, Some(false)));
         let models = dir.path().join("models");
         std::fs::create_dir(&models).unwrap();
         let err = format!("{:#}", PlayerSpec::parse(&format!("{}@250ms", models.display()), sims).unwrap_err());
@@ -406,9 +408,9 @@ mod tests {
         }
         let spec = PlayerSpec::parse(&format!("{}@250ms", models.display()), sims).unwrap();
         let newest = models.join("step-00000002.safetensors");
-        assert_eq!(spec, PlayerSpec::Network { weights: newest, budget: quarter, keep_tree: true, batch: None, precision: None });
+        assert_eq!(spec, PlayerSpec::network(newest, quarter, Some(true)));
         let spec = PlayerSpec::parse(&format!("{}@64,keep", file.display()), sims).unwrap();
-        assert_eq!(spec, PlayerSpec::Network { weights: file.clone(), budget: sims, keep_tree: true, batch: None, precision: None });
+        assert_eq!(spec, PlayerSpec::network(file.clone(), sims, Some(true)));
         assert_eq!(spec.name(), "w (64 sims, keep)");
         let err = PlayerSpec::parse(&format!("{}@1", file.display()), sims).unwrap_err();
         assert!(format!("{err:#}").contains("budget '1'"), "{err:#}");
@@ -417,14 +419,26 @@ mod tests {
         let spec = PlayerSpec::parse(&format!("{}@250ms,batch=16,fresh", file.display()), sims).unwrap();
         assert_eq!(
             spec,
-            PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: false, batch: Some(16), precision: None }
+            PlayerSpec::Network {
+                weights: file.clone(),
+                budget: quarter,
+                keep_tree: false,
+                batch: Some(16),
+                precision: None
+            }
         );
         assert_eq!(spec.name(), "w (250 ms, fresh, batch 16)");
         let spec = PlayerSpec::parse(&format!("{}@250ms,bf16", file.display()), sims).unwrap();
         let bf16 = Some(Precision::Bf16);
         assert_eq!(
             spec,
-            PlayerSpec::Network { weights: file.clone(), budget: quarter, keep_tree: true, batch: None, precision: bf16 }
+            PlayerSpec::Network {
+                weights: file.clone(),
+                budget: quarter,
+                keep_tree: true,
+                batch: None,
+                precision: bf16
+            }
         );
         assert_eq!(spec.name(), "w (250 ms, bf16)");
         for bad in ["batch=0", "batch=x", "batch="] {

@@ -40,19 +40,25 @@ fn window(dir: &Path) -> Window {
 
 #[test]
 fn the_loss_falls_on_a_fixed_set_of_games() {
-    let (first, last) = loss_falls(tiny());
+    let (first, last) = loss_falls(tiny(), 1);
     assert!(last < 0.8 * first, "loss {first} -> {last}");
 }
 
 /// Steps in bf16 (`network.precision`) with fp32 weights: the loss falls as
-/// in fp32, and the checkpoint is fp32. fp16 trains in fp32.
+/// in fp32 (over three seeds: one seed's loss after 120 steps varies by 15%
+/// from another's, in either precision), and the checkpoint is fp32. fp16
+/// trains in fp32.
 #[test]
 fn the_loss_falls_in_bf16_as_in_fp32() {
-    let (first, last) = loss_falls(tiny());
     let mut bf16 = tiny();
     bf16.network.precision = gipf::net::Precision::Bf16;
-    let (first_bf16, last_bf16) = loss_falls(bf16.clone());
-    assert!(last_bf16 < 0.8 * first_bf16, "bf16: loss {first_bf16} -> {last_bf16}");
+    let (mut first, mut last, mut last_bf16) = (0.0, 0.0, 0.0);
+    for seed in 1..=3 {
+        let (first_fp32, last_fp32) = loss_falls(tiny(), seed);
+        let (first_bf16, seed_bf16) = loss_falls(bf16.clone(), seed);
+        assert!(seed_bf16 < 0.8 * first_bf16, "bf16, seed {seed}: loss {first_bf16} -> {seed_bf16}");
+        (first, last, last_bf16) = (first + first_fp32 / 3.0, last + last_fp32 / 3.0, last_bf16 + seed_bf16 / 3.0);
+    }
     assert!((last_bf16 - last).abs() < 0.1 * last, "after 120 steps: bf16 {last_bf16}, fp32 {last} (from {first})");
 
     let trainer = Trainer::new(&bf16, Device::Cpu, 1);
@@ -68,15 +74,16 @@ fn the_loss_falls_in_bf16_as_in_fp32() {
 }
 
 /// The mean loss (the policy's excess over its targets' entropy, and the
-/// value's) over the first and the last 10 of 120 steps on a fixed set of games.
-fn loss_falls(mut config: Config) -> (f32, f32) {
+/// value's) over the first and the last 10 of 120 steps on a fixed set of
+/// games, with the network's initial weights and the batches drawn from `seed`.
+fn loss_falls(mut config: Config, seed: u64) -> (f32, f32) {
     tch::set_num_threads(1);
     let dir = games(3);
     let window = window(dir.path());
     assert!(window.len() > 20, "{} samples", window.len());
     config.train.learning_rate = 0.05;
-    let mut trainer = Trainer::new(&config, Device::Cpu, 1);
-    let mut rng = SmallRng::seed_from_u64(1);
+    let mut trainer = Trainer::new(&config, Device::Cpu, seed as i64);
+    let mut rng = SmallRng::seed_from_u64(seed);
     // The policy's cross-entropy cannot fall below the targets' own entropy:
     // what must fall is the excess over it (the KL divergence), and the value loss.
     let losses: Vec<f32> = (0..120)
