@@ -44,22 +44,26 @@ ldd "$BIN/gipf" | grep -E 'libtorch|libc10' || true
 if ldd "$BIN/gipf" | grep -q 'libtorch_cuda.so => not found'; then echo "libtorch_cuda.so not found under $TORCH_LIB"; exit 1; fi
 
 rm -rf "$WORK" && mkdir -p "$WORK"
+# with_precision P: the config with network.precision = P (its own line, if any, replaced).
+with_precision() {
+    local file="$WORK/$(basename "$CONFIG" .toml)-$1.toml"
+    sed -e '/^precision *=/d' -e "s/^\[network\]\$/[network]\nprecision = \"$1\"/" "$CONFIG" > "$file"
+    echo "$file"
+}
+FP32="$(with_precision fp32)" BF16="$(with_precision bf16)"
 echo "== raw network ($(basename "$CONFIG")), float32"
-"$BIN/gipf" bench net --config "$CONFIG" --device "$DEVICE" --seconds 3 --batches "$BATCHES"
+"$BIN/gipf" bench net --config "$FP32" --device "$DEVICE" --seconds 3 --batches "$BATCHES"
 echo "== self-play against the bare network"
-"$BIN/selfplay" --config "$CONFIG" --device "$DEVICE" --out "$WORK/bench-games" --bench "$SECONDS_EACH"
-# The same config with the forward passes in bf16 (network.precision).
-BF16="$WORK/$(basename "$CONFIG" .toml)-bf16.toml"
-sed 's/^\[network\]$/[network]\nprecision = "bf16"/' "$CONFIG" > "$BF16"
+"$BIN/selfplay" --config "$FP32" --device "$DEVICE" --out "$WORK/bench-games" --bench "$SECONDS_EACH"
 echo "== raw network ($(basename "$CONFIG")), bf16"
 "$BIN/gipf" bench net --config "$BF16" --device "$DEVICE" --seconds 3 --batches "$BATCHES"
 echo "== self-play against the bare network, bf16"
 "$BIN/selfplay" --config "$BF16" --device "$DEVICE" --out "$WORK/bench-games-bf16" --bench "$SECONDS_EACH"
 echo "== self-play's CPU side alone (no network)"
-"$BIN/selfplay" --config "$CONFIG" --device "$DEVICE" --out "$WORK/constant" --bench 15 --constant-network
+"$BIN/selfplay" --config "$FP32" --device "$DEVICE" --out "$WORK/constant" --bench 15 --constant-network
 echo "== training (on quick games of the tiny config: samples do not depend on the network)"
 "$BIN/selfplay" --config "$CONFIGS/tiny.toml" --device cpu --games 60 --out "$WORK/run/games" >/dev/null 2>&1
-"$BIN/trainer" --config "$CONFIG" --device "$DEVICE" --run "$WORK/run" --bench "$TRAIN_SECONDS"
+"$BIN/trainer" --config "$FP32" --device "$DEVICE" --run "$WORK/run" --bench "$TRAIN_SECONDS"
 echo "== training, bf16 steps (fp32 weights)"
 "$BIN/trainer" --config "$BF16" --device "$DEVICE" --run "$WORK/run" --bench "$TRAIN_SECONDS"
 echo "== done; figures in $REPORT"
