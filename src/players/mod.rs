@@ -221,10 +221,13 @@ fn parse_search_options(text: &str) -> Result<SearchOptions> {
     let budget = parse_budget(parts.next().unwrap_or_default())?;
     let mut options = SearchOptions { budget, keep_tree: None, batch: None, precision: None };
     for part in parts {
+        if let Some(precision) = Precision::parse(part) {
+            options.precision = Some(precision);
+            continue;
+        }
         match part {
             "keep" => options.keep_tree = Some(true),
             "fresh" => options.keep_tree = Some(false),
-            _ if Precision::parse(part).is_some() => options.precision = Precision::parse(part),
             _ => match part.strip_prefix("batch=").map(str::parse::<usize>) {
                 Some(Ok(n)) if (1..=1024).contains(&n) => options.batch = Some(n),
                 Some(_) => bail!("'{part}': expected batch=N with N from 1 to 1024 (leaves evaluated at once)"),
