@@ -115,6 +115,9 @@ fn the_loop_with_workers_trains_beside_them_and_stops() {
     let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")).unwrap();
     let config = dir.path().join("workers.toml");
     let workers = tiny.replace("workers = 0\ngames_per_generation = 2\n", "workers = 2\n");
+    // Each sample read once: the 10 steps need several games, more than one
+    // worker finishes while the other is still on its first.
+    let workers = workers.replace("max_reuse = 8.0", "max_reuse = 1.0");
     std::fs::write(&config, workers.replace("[train]", "shard_games = 1\n\n[train]")).unwrap();
     let run = dir.path().join("run");
     let (config, run_arg) = (config.to_str().unwrap(), run.to_str().unwrap());
