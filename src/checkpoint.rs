@@ -14,10 +14,14 @@ use tch::Device;
 use crate::encoding::ENCODING_VERSION;
 use crate::net::{NetConfig, Network};
 use crate::rules::Variant;
+use crate::weights::Damaged;
 
-/// Changes whenever the checkpoint description's layout changes; this
-/// program writes it and reads every format from 1.
-pub const CHECKPOINT_FORMAT: u32 = 2;
+/// Changes whenever the checkpoint description's fields change (the test
+/// `the_format_number_pins_the_descriptions_fields` lists them), so that an
+/// older program refuses a newer description as incompatible instead of
+/// taking it for damage; this program writes it and reads every format
+/// from 1. Format 3 added `network.value_pooling` and `network.aux_targets`.
+pub const CHECKPOINT_FORMAT: u32 = 3;
 
 /// The JSON beside a checkpoint's weights (`step-NNNNNNNN.json`). `config`
 /// is provenance (the configuration that trained it, never checked again);
@@ -88,25 +92,42 @@ struct FormatOnly {
 }
 
 /// Reads the description beside a weights file, checking its format and
-/// encoding version.
+/// encoding version. A missing description or one that is not JSON is
+/// damage ([`Damaged`]); JSON of fields this program does not know is
+/// [`Incompatible`].
 pub fn read_meta(weights: &Path) -> Result<CheckpointMeta> {
     let meta_path = weights.with_extension("json");
-    let text = std::fs::read_to_string(&meta_path)
-        .with_context(|| format!("cannot read {} (the description beside the weights)", meta_path.display()))?;
+    let what = format!("{} (the description beside the weights)", meta_path.display());
+    let text = match std::fs::read_to_string(&meta_path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Damaged(format!("{what}: missing")).into()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {what}")),
+    };
     CheckpointMeta::parse(&text).with_context(|| meta_path.display().to_string())
+}
+
+/// A description that serde refuses: damage, unless it is JSON of other fields.
+fn description_error(e: serde_json::Error) -> anyhow::Error {
+    let why = format!("not a checkpoint description ({e})");
+    match e.classify() {
+        serde_json::error::Category::Data => Incompatible(format!("{why}; written by another version?")).into(),
+        _ => Damaged(why).into(),
+    }
 }
 
 impl CheckpointMeta {
     /// Reads a description's text, checking its format and encoding version.
     pub fn parse(text: &str) -> Result<CheckpointMeta> {
-        let format = serde_json::from_str::<FormatOnly>(text).context("not a checkpoint description")?.format;
+        let format = serde_json::from_str::<FormatOnly>(text).map_err(description_error)?.format;
         if !(1..=CHECKPOINT_FORMAT).contains(&format) {
             let why = format!("checkpoint format {format} (this program reads formats 1 to {CHECKPOINT_FORMAT})");
             return Err(Incompatible(why).into());
         }
-        let meta: CheckpointMeta = serde_json::from_str(text).context("not a checkpoint description")?;
+        let meta: CheckpointMeta = serde_json::from_str(text).map_err(description_error)?;
         // A shape out of bounds would make LibTorch allocate without limit.
-        meta.network.validate().context("the description's network shape")?;
+        if let Err(e) = meta.network.validate() {
+            return Err(Damaged(format!("the description's network shape: {e}")).into());
+        }
         if meta.encoding_version != ENCODING_VERSION {
             let why = format!("encoding version {} (this program uses {ENCODING_VERSION})", meta.encoding_version);
             return Err(Incompatible(why).into());
@@ -125,26 +146,26 @@ pub fn load_checkpoint(weights: &Path, device: Device) -> Result<(Network, Check
     Ok((network, meta))
 }
 
-/// The newest `*.safetensors` file in `dir` by name (checkpoint names carry
-/// a zero-padded step), or `None` when there is none yet.
+/// The newest checkpoint in `dir` by step, or `None` when there is none yet.
 pub fn newest_checkpoint(dir: &Path) -> Result<Option<PathBuf>> {
     Ok(checkpoints_newest_first(dir)?.into_iter().next())
 }
 
-/// The weights files of a models folder, newest first (hidden names, such as
-/// temporaries and damaged checkpoints set aside, left out).
+/// The checkpoints' weights files of a models folder
+/// (`step-NNNNNNNN.safetensors`), newest first by step: other names, such as
+/// temporaries, damaged checkpoints set aside or a file another tool left
+/// there, are not checkpoints.
 pub fn checkpoints_newest_first(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list model folder {}", dir.display()))?;
     let mut found = Vec::new();
     for entry in entries {
         let path = entry?.path();
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if name.ends_with(".safetensors") && !name.starts_with('.') {
-            found.push(path);
+        if let Some(step) = step_of(&path) {
+            found.push((step, path));
         }
     }
     found.sort_by(|a, b| b.cmp(a));
-    Ok(found)
+    Ok(found.into_iter().map(|(_, path)| path).collect())
 }
 
 /// Loads the checkpoint `weights`, or when it cannot be loaded (cut short,
@@ -158,7 +179,9 @@ pub fn load_checkpoint_or_older(weights: &Path, device: Device) -> Result<(Netwo
     };
     tracing::warn!("{}: cannot be loaded ({first:#}); trying the checkpoint before it", weights.display());
     let folder = weights.parent().unwrap_or(Path::new("."));
-    for older in checkpoints_newest_first(folder)?.into_iter().filter(|p| p.as_path() < weights) {
+    let step = step_of(weights);
+    let older = checkpoints_newest_first(folder)?.into_iter().filter(|p| step.is_some() && step_of(p) < step);
+    for older in older {
         match load_checkpoint(&older, device) {
             Ok((network, meta)) => {
                 tracing::warn!("using {} instead", older.display());
@@ -249,7 +272,9 @@ pub fn check_file_name(name: &str) -> Result<()> {
 /// The step of a checkpoint weights file named `step-NNNNNNNN.safetensors`.
 pub fn step_of(path: &Path) -> Option<u64> {
     let name = path.file_name()?.to_str()?;
-    name.strip_prefix("step-")?.strip_suffix(".safetensors")?.parse().ok()
+    let digits = name.strip_prefix("step-")?.strip_suffix(".safetensors")?;
+    let fits = digits.len() >= 8 && digits.bytes().all(|b| b.is_ascii_digit());
+    fits.then(|| digits.parse().ok()).flatten()
 }
 
 /// What the retention policy does to a models folder holding the
@@ -586,5 +611,52 @@ mod tests {
             assert!(err.contains("the description's network shape") && err.contains(named), "{err}");
             assert!(!is_incompatible(&load_checkpoint(&weights, Device::Cpu).err().unwrap()));
         }
+    }
+    /// The description's fields as this program writes them: a change to
+    /// this list is a new format, so bump [`CHECKPOINT_FORMAT`] with it
+    /// (an older program then refuses the new descriptions as incompatible
+    /// instead of taking them for damage).
+    #[test]
+    fn the_format_number_pins_the_descriptions_fields() {
+        let meta = CheckpointMeta {
+            format: CHECKPOINT_FORMAT,
+            step: 1,
+            samples_seen: 1,
+            encoding_version: ENCODING_VERSION,
+            network: NetConfig { value_pooling: true, aux_targets: true, ..crate::net::TINY },
+            variant: Some(Variant::Standard),
+            samples_read: Some(1),
+            games_cursor: Some("a".into()),
+            games_newest_by_worker: BTreeMap::from([("w".into(), "a".into())]),
+            games_recent: vec!["a".into()],
+            config: serde_json::Value::Null,
+        };
+        let value = serde_json::to_value(&meta).unwrap();
+        let mut fields = Vec::new();
+        for (key, value) in value.as_object().unwrap() {
+            match value.as_object().filter(|_| key == "network") {
+                Some(network) => fields.extend(network.keys().map(|k| format!("network.{k}"))),
+                None => fields.push(key.clone()),
+            }
+        }
+        fields.sort();
+        let format_3 = [
+            "config",
+            "encoding_version",
+            "format",
+            "games_cursor",
+            "games_newest_by_worker",
+            "games_recent",
+            "network.aux_targets",
+            "network.blocks",
+            "network.channels",
+            "network.value_hidden",
+            "network.value_pooling",
+            "samples_read",
+            "samples_seen",
+            "step",
+            "variant",
+        ];
+        assert_eq!((CHECKPOINT_FORMAT, fields), (3, format_3.map(String::from).to_vec()));
     }
 }

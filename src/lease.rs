@@ -25,6 +25,10 @@ pub const LEASE_FILE: &str = "trainer-lease.json";
 pub const RENEW: Duration = Duration::from_secs(30);
 /// How old a heartbeat must be before another trainer may take the lease.
 pub const STALE: Duration = Duration::from_secs(300);
+/// How far ahead of this machine's clock a heartbeat may lie: a lease whose
+/// heartbeat is further in the future would never go stale, so it is taken
+/// over as unreadable.
+pub const MAX_CLOCK_SKEW: Duration = Duration::from_secs(60);
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -83,14 +87,24 @@ impl Lease {
     }
 }
 
-/// Replaces `record`'s lease if the one in the store is stale or
-/// unreadable, then reads it back to find out whether another trainer took
-/// it over at the same moment.
+/// Replaces the lease in the store with `record` if it is stale or
+/// unreadable (a heartbeat far in the future among the unreadable).
 fn take_over(store: &Store, record: &LeaseRecord) -> Result<()> {
     let url = store.url(LEASE_FILE);
     let held = store.get(LEASE_FILE)?.map(|bytes| serde_json::from_slice::<LeaseRecord>(&bytes));
     match held {
         Some(Ok(held)) if held.owner != record.owner => {
+            let ahead = Duration::from_millis(held.heartbeat_ms.saturating_sub(record.heartbeat_ms));
+            if ahead > MAX_CLOCK_SKEW {
+                tracing::warn!(
+                    "{url}: the lease of {} has its heartbeat {} s in the future, more than clocks may differ ({} s); \
+                     taking it over as unreadable",
+                    held.owner,
+                    ahead.as_secs(),
+                    MAX_CLOCK_SKEW.as_secs()
+                );
+                return put_and_check(store, record);
+            }
             let age = Duration::from_millis(record.heartbeat_ms.saturating_sub(held.heartbeat_ms));
             if age < STALE {
                 bail!(
@@ -110,6 +124,13 @@ fn take_over(store: &Store, record: &LeaseRecord) -> Result<()> {
         Some(Err(e)) => tracing::warn!("{url}: not a lease ({e}); taking it over"),
         _ => {}
     }
+    put_and_check(store, record)
+}
+
+/// Writes `record` as the lease, then reads it back to find out whether
+/// another trainer took it over at the same moment.
+fn put_and_check(store: &Store, record: &LeaseRecord) -> Result<()> {
+    let url = store.url(LEASE_FILE);
     store.put(LEASE_FILE, serde_json::to_vec(record)?)?;
     std::thread::sleep(Duration::from_secs(1));
     let now: Option<LeaseRecord> = store.get(LEASE_FILE)?.and_then(|bytes| serde_json::from_slice(&bytes).ok());

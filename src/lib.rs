@@ -24,6 +24,7 @@ pub mod serve;
 pub mod shards;
 pub mod store;
 pub mod train;
+pub mod weights;
 
 /// The per-user cache (`GIPF_CACHE`, else `$XDG_CACHE_HOME/gipf`, else
 /// `~/.cache/gipf`): the Python environments of the setup scripts, and the

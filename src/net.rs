@@ -166,6 +166,13 @@ pub fn cuda_summary() -> String {
     }
 }
 
+/// Whether the variable `name` belongs to a batch-norm layer (`stem_bn`,
+/// `bn1` and `bn2` of each block, `policy_bn`, `value_bn`).
+pub fn is_batch_norm(name: &str) -> bool {
+    let layer = name.rsplit('.').nth(1).unwrap_or_default();
+    layer.ends_with("_bn") || layer == "bn1" || layer == "bn2"
+}
+
 fn conv(p: nn::Path, c_in: i64, c_out: i64, k: i64) -> nn::Conv2D {
     let config = nn::ConvConfig { padding: k / 2, bias: false, ..Default::default() };
     nn::conv2d(p, c_in, c_out, k, config)
@@ -287,13 +294,27 @@ impl Network {
         Network { vs, net, config: *config, kind: Kind::Float, forward_seconds: 0.0 }
     }
 
-    /// Loads weights saved by [`Network::save`] into a network of `config`'s shape.
+    /// Loads weights saved by [`Network::save`] into a network of `config`'s
+    /// shape: every variable, each fp32, of its shape and finite (else a
+    /// [`crate::weights::Damaged`] error).
     pub fn load(path: &Path, config: &NetConfig, device: Device) -> Result<Network> {
-        let mut network = Network::new(config, device, 0);
-        network.vs.load(path).with_context(|| {
-            format!("cannot load weights from {} into a network of shape {config:?}", path.display())
-        })?;
+        let network = Network::new(config, device, 0);
+        let variables = network.vs.variables();
+        let tensors = crate::weights::read(path, &network.shapes())
+            .with_context(|| format!("cannot load weights into a network of shape {config:?}"))?;
+        crate::weights::require(&tensors, variables.keys(), path)?;
+        tch::no_grad(|| {
+            for (name, tensor) in &tensors {
+                variables[name].shallow_clone().copy_(&crate::weights::tensor(tensor));
+            }
+        });
         Ok(network)
+    }
+
+    /// The shape of each variable, by name.
+    pub fn shapes(&self) -> std::collections::BTreeMap<String, Vec<usize>> {
+        let shape = |t: &Tensor| t.size().iter().map(|&n| n as usize).collect();
+        self.vs.variables().iter().map(|(name, var)| (name.clone(), shape(var))).collect()
     }
 
     /// Saves the weights (safetensors when the name ends in `.safetensors`).
@@ -318,10 +339,17 @@ impl Network {
     /// A network of the same shape in `kind`, for a trainer to run its
     /// steps' forward and backward passes in half precision: its weights
     /// are the trainer's fp32 weights, copied in before each step.
+    /// Its batch-norm layers stay in fp32 (LibTorch runs them on half
+    /// inputs): their running statistics move by a tenth of a batch's
+    /// difference a step, which bf16's three digits would often round away.
     pub fn half_copy(&self, kind: Kind) -> Network {
-        let mut vs = nn::VarStore::new(self.device());
+        let vs = nn::VarStore::new(self.device());
         let net = PolicyValueNet::new(&vs.root(), &self.config);
-        vs.set_kind(kind);
+        for (name, mut var) in vs.variables() {
+            if !is_batch_norm(&name) {
+                var.set_data(&var.to_kind(kind));
+            }
+        }
         Network { vs, net, config: self.config, kind, forward_seconds: 0.0 }
     }
 

@@ -162,3 +162,28 @@ fn binaries_work_from_any_folder() {
     let missing = gipf(&["arena", "random", "greedy", "--config", "configs/none.toml"]);
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read config configs/none.toml"));
 }
+
+/// `gipf export` never runs a `.python` that the current folder supplies:
+/// without `GIPF_PYTHON` and with no environment in the cache, it stops
+/// with a clear error and the planted script has not run.
+#[test]
+fn the_export_runs_no_python_from_the_current_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let planted = dir.path().join(".python");
+    let marker = dir.path().join("ran");
+    std::fs::write(&planted, format!("#!/bin/sh\ntouch {}\nexit 1\n", marker.display())).unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = gipf::config::Config::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")));
+    let weights = gipf::train::Trainer::new(&config.unwrap(), tch::Device::Cpu, 1).save(&dir.path().join("models")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gipf"))
+        .args(["export", weights.to_str().unwrap(), "--out", "exported"])
+        .current_dir(dir.path())
+        .env_remove("GIPF_PYTHON")
+        .env("GIPF_CACHE", dir.path().join("empty-cache"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("no Python with torch and onnx"), "{stderr}");
+    assert!(!marker.exists(), "the current folder's .python ran");
+}

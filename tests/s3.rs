@@ -254,18 +254,20 @@ fn latest_json_reaches_no_file_outside_the_cache_and_stale_weights_are_replaced(
 
 /// One trainer per run: a second refuses to start while the first's lease
 /// is fresh (the `gipf loop` command too, before any work), a stale lease (a
-/// killed trainer's) is taken over, a trainer whose lease was taken over
-/// finds out, and a lease given back is gone from the store.
+/// killed trainer's) is taken over, and so is one whose heartbeat lies
+/// further in the future than clocks may differ; a trainer whose lease was
+/// taken over finds out, and a lease given back is gone from the store.
 #[test]
 fn a_second_trainer_on_a_run_is_refused_and_a_stale_lease_is_taken_over() {
-    use gipf::lease::{Lease, LEASE_FILE, STALE};
+    use gipf::lease::{Lease, LEASE_FILE, MAX_CLOCK_SKEW, STALE};
     use std::sync::Arc;
     let server = S3Server::start();
     let url = format!("s3://{BUCKET}/runs/lease");
     let root = Arc::new(server.store(&url));
-    let write = |owner: &str, age: Duration| {
+    // A heartbeat `age_ms` ago (in the future when negative).
+    let write = |owner: &str, age_ms: i64| {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
-        let record = serde_json::json!({"owner": owner, "heartbeat_ms": (now - age).as_millis() as u64});
+        let record = serde_json::json!({"owner": owner, "heartbeat_ms": now.as_millis() as i64 - age_ms});
         root.put(LEASE_FILE, record.to_string().into_bytes()).unwrap();
     };
     let first = Lease::take(root.clone(), "first").unwrap();
@@ -279,10 +281,10 @@ fn a_second_trainer_on_a_run_is_refused_and_a_stale_lease_is_taken_over() {
     drop(first);
     assert_eq!(root.get(LEASE_FILE).unwrap(), None, "given back");
 
-    write("killed", STALE + Duration::from_secs(1));
+    write("killed", STALE.as_millis() as i64 + 1000);
     let second = Lease::take_renewing(root.clone(), "second", Duration::from_millis(200)).unwrap();
     second.check().unwrap();
-    write("third", Duration::ZERO);
+    write("third", 0);
     let start = Instant::now();
     while second.check().is_ok() {
         assert!(start.elapsed() < Duration::from_secs(10), "the loss of the lease was not noticed");
@@ -292,6 +294,14 @@ fn a_second_trainer_on_a_run_is_refused_and_a_stale_lease_is_taken_over() {
     assert!(err.contains("the lease was taken over by third"), "{err}");
     drop(second);
     assert!(root.get(LEASE_FILE).unwrap().is_some(), "the third trainer's lease is left alone");
+
+    // A heartbeat a little ahead (clocks differ) is fresh; one further ahead
+    // than clocks may differ would never go stale, and is taken over.
+    write("ahead", -30_000);
+    let err = format!("{:#}", Lease::take(root.clone(), "fourth").err().unwrap());
+    assert!(err.contains("another trainer (ahead) holds this run"), "{err}");
+    write("future", -(MAX_CLOCK_SKEW.as_millis() as i64) - 3_600_000);
+    Lease::take(root.clone(), "fourth").unwrap().check().unwrap();
 }
 
 /// An https endpoint goes through rustls with ring's cryptography: a server

@@ -25,13 +25,12 @@ use rand::{Rng, SeedableRng};
 use tch::{Device, Kind, Tensor};
 use tensorboard_rs::summary_writer::SummaryWriter;
 
-use crate::checkpoint::{
-    checkpoints_newest_first, is_incompatible, read_meta, CheckpointMeta, Incompatible, CHECKPOINT_FORMAT,
-};
+use crate::checkpoint::{checkpoints_newest_first, read_meta, CheckpointMeta, Incompatible, CHECKPOINT_FORMAT};
 use crate::config::Config;
 use crate::durable::{publish, temporary_path, write_atomic};
 use crate::encoding::ENCODING_VERSION;
 use crate::net::Network;
+use crate::weights::is_damaged;
 use data::{Batch, GamesRead, GamesSource, LoadReport, Window};
 use step::StepMeasures;
 pub use step::{DeviceBatch, Interval, StepSums, READ_EVERY};
@@ -103,16 +102,17 @@ impl Trainer {
     }
 
     /// Resumes from the newest checkpoint in `models`, or starts fresh when
-    /// there is none. A newest checkpoint that cannot be loaded (cut short by
-    /// a crash or a full disk) is set aside under a hidden name
-    /// (`.damaged-NAME`) with a warning, and the one before it is used.
+    /// there is none. A newest checkpoint that is damaged (cut short by a
+    /// crash or a full disk, or written wrong) is set aside under a hidden
+    /// name (`.damaged-NAME`) with a warning, and the one before it is used.
+    /// Any other error (another format or network shape, a file that cannot
+    /// be read) stops here and sets nothing aside.
     pub fn resume_or_new(config: &Config, models: &Path, device: Device, seed: i64) -> Result<Trainer> {
         let all = checkpoints_newest_first(models)?;
         let Some(newest) = all.first() else { return Ok(Trainer::new(config, device, seed)) };
         let first = match Trainer::load(config, newest, device) {
             Ok(trainer) => return Ok(trainer),
-            // Another format, encoding or network shape is not damage.
-            Err(e) if is_incompatible(&e) => return Err(e),
+            Err(e) if !is_damaged(&e) => return Err(e),
             Err(e) => e,
         };
         let mut reason = format!("{first:#}");
@@ -136,6 +136,7 @@ impl Trainer {
             }
             match Trainer::load(config, older, device) {
                 Ok(trainer) => return Ok(trainer),
+                Err(e) if !is_damaged(&e) => return Err(e),
                 Err(e) => reason = format!("{e:#}"),
             }
         }
@@ -158,32 +159,16 @@ impl Trainer {
         let network = Network::load(weights, &config.network, device)?;
         // The published weights, before the trained ones replace them.
         let average = (config.train.average_half_life > 0).then(|| copy_weights(&network));
-        let optim_path = weights.with_extension("optim");
-        let saved = Tensor::read_safetensors(&optim_path)
-            .with_context(|| format!("cannot read optimizer state {}", optim_path.display()))?;
-        let mut saved: BTreeMap<String, Tensor> = saved.into_iter().collect();
-        let mut momentum = BTreeMap::new();
-        for (name, var) in trainable(&network) {
-            let buf = saved.remove(&name).with_context(|| format!("{}: no state for {name}", optim_path.display()))?;
-            anyhow::ensure!(buf.size() == var.size(), "{}: {name} has the wrong shape", optim_path.display());
-            momentum.insert(name, buf.to(device));
-        }
+        let (momentum, trained) = read_optimizer_state(&network, &weights.with_extension("optim"))?;
         // The trained weights, where the checkpoint published an average
         // (without them, training goes on from the published weights).
-        if saved.keys().any(|name| name.starts_with(TRAINED)) {
-            tch::no_grad(|| -> Result<()> {
-                for (name, mut var) in network.vs.variables() {
-                    let key = format!("{TRAINED}{name}");
-                    let trained = saved.remove(&key).with_context(|| format!("{}: no {key}", optim_path.display()))?;
-                    anyhow::ensure!(
-                        trained.size() == var.size(),
-                        "{}: {key} has the wrong shape",
-                        optim_path.display()
-                    );
-                    var.copy_(&trained);
+        if let Some(trained) = trained {
+            let variables = network.vs.variables();
+            tch::no_grad(|| {
+                for (name, value) in trained {
+                    variables[&name].shallow_clone().copy_(&value);
                 }
-                Ok(())
-            })?;
+            });
         }
         Ok(Trainer {
             half: bf16_step_copy(&network, config),
@@ -225,11 +210,12 @@ impl Trainer {
     }
 
     /// Writes a checkpoint for the current step; returns the weights' path.
-    /// Weights or optimizer state that are not finite are refused.
+    /// Weights (batch-norm statistics included) or optimizer state that are
+    /// not finite are refused.
     pub fn save(&self, models: &Path) -> Result<PathBuf> {
-        let variables = trainable(&self.network);
+        let variables = self.network.vs.variables();
         let average = self.average.iter().flatten();
-        for (name, tensor) in variables.iter().map(|(n, t)| (n, t)).chain(&self.momentum).chain(average) {
+        for (name, tensor) in variables.iter().chain(&self.momentum).chain(average) {
             if tensor.isfinite().all().int64_value(&[]) == 0 {
                 bail!("step {}: {name} holds a value that is not finite; no checkpoint written", self.step);
             }
@@ -313,6 +299,7 @@ impl Trainer {
             copy_variables(&self.network, half);
         }
         let network = self.half.as_ref().unwrap_or(&self.network);
+        let statistics = statistics_before(network);
         let input = batch.input.to_kind(network.kind());
         let (logits, value, aux) = network.net.forward_all_t(&input, true);
         let (value, aux) = (value.to_kind(Kind::Float), aux.map(|aux| aux.to_kind(Kind::Float)));
@@ -329,12 +316,16 @@ impl Trainer {
             loss += &aux_loss * aux_weight;
             aux_loss
         });
-        let finite = loss.isfinite();
+        // An overflow in the forward pass may leave the loss finite and the
+        // statistics not: such a step is skipped too.
+        let finite = loss.isfinite().logical_and(&all_finite(&statistics));
         for (_, var) in trainable(network).iter_mut() {
             var.zero_grad();
         }
         loss.backward();
         self.update(&finite);
+        // After the backward pass, which reads the statistics it saw.
+        keep_statistics_if(&finite, statistics);
         if let Some(half) = &self.half {
             // The batch-norm statistics the step's forward pass updated.
             copy_variables(half, &self.network);
@@ -395,7 +386,8 @@ impl Trainer {
 /// A training step whose loss was not finite, taken no further.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "training step {step}: the loss is not finite (policy {policy}, value {value}); the weights were left as they were"
+    "training step {step}: the loss is not finite (policy {policy}, value {value}), or the batch-norm statistics \
+     are not; the weights were left as they were"
 )]
 pub struct NonFiniteLoss {
     pub step: u64,
@@ -411,6 +403,31 @@ pub const MAX_NON_FINITE_IN_A_ROW: u64 = 20;
 
 /// The prefix of the trained weights' names in the `.optim` file.
 const TRAINED: &str = "trained/";
+
+/// Momentum buffers, and the trained weights of a checkpoint that published
+/// an average, by variable name.
+type OptimizerState = (BTreeMap<String, Tensor>, Option<BTreeMap<String, Tensor>>);
+
+/// Reads a checkpoint's optimizer state (`.optim`) for `network`, checked
+/// as its weights are.
+fn read_optimizer_state(network: &Network, path: &Path) -> Result<OptimizerState> {
+    let shapes = network.shapes();
+    let buffers: Vec<String> = trainable(network).into_iter().map(|(name, _)| name).collect();
+    let mut expected: BTreeMap<String, Vec<usize>> = buffers.iter().map(|n| (n.clone(), shapes[n].clone())).collect();
+    expected.extend(shapes.iter().map(|(name, shape)| (format!("{TRAINED}{name}"), shape.clone())));
+    let saved = crate::weights::read(path, &expected)?;
+    crate::weights::require(&saved, buffers.iter(), path)?;
+    let device = network.device();
+    let take = |name: &str| crate::weights::tensor(&saved[name]).to(device);
+    let momentum = buffers.iter().map(|name| (name.clone(), take(name))).collect();
+    if !saved.keys().any(|name| name.starts_with(TRAINED)) {
+        return Ok((momentum, None));
+    }
+    let trained_names: Vec<String> = shapes.keys().map(|name| format!("{TRAINED}{name}")).collect();
+    crate::weights::require(&saved, trained_names.iter(), path)?;
+    let trained = shapes.keys().map(|name| (name.clone(), take(&format!("{TRAINED}{name}")))).collect();
+    Ok((momentum, Some(trained)))
+}
 
 /// Copies of all the network's variables (batch-norm statistics included).
 fn copy_weights(network: &Network) -> BTreeMap<String, Tensor> {
@@ -450,6 +467,30 @@ fn copy_variables(from: &Network, to: &Network) {
                 continue;
             }
             to.get_mut(&name).expect("the same variables").copy_(&var);
+        }
+    });
+}
+
+/// The batch-norm running statistics of `network`, each with a copy of its
+/// values before a step's forward pass updates them.
+fn statistics_before(network: &Network) -> Vec<(Tensor, Tensor)> {
+    let statistics = network.vs.variables().into_values().filter(|var| !var.requires_grad());
+    statistics.map(|var| (var.detach().copy(), var)).collect()
+}
+
+/// Whether every statistic is finite (a boolean scalar on the device).
+fn all_finite(statistics: &[(Tensor, Tensor)]) -> Tensor {
+    let each: Vec<Tensor> = statistics.iter().map(|(_, var)| var.isfinite().all()).collect();
+    Tensor::stack(&each, 0).all()
+}
+
+/// Puts back the statistics' values from before the step unless `finite`
+/// (a boolean scalar on the device) holds: a skipped step changes nothing.
+fn keep_statistics_if(finite: &Tensor, statistics: Vec<(Tensor, Tensor)>) {
+    tch::no_grad(|| {
+        for (before, mut var) in statistics {
+            let kept = var.where_self(finite, &before);
+            var.copy_(&kept);
         }
     });
 }

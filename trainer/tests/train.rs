@@ -728,3 +728,166 @@ fn the_trainer_waits_at_max_reuse_and_resumes_with_new_games() {
     let after = *checkpoint_steps(&models).last().unwrap();
     assert!(after > before && reuse(after) <= 8.0, "step {after}: reuse {}", reuse(after));
 }
+
+/// Every variable of a network, batch-norm running statistics included, by name.
+fn all_variables(network: &gipf::net::Network) -> Vec<(String, Vec<f32>)> {
+    let mut vars: Vec<(String, Vec<f32>)> = network
+        .vs
+        .variables()
+        .into_iter()
+        .map(|(name, t)| (name, Vec::<f32>::try_from(t.to_kind(tch::Kind::Float).flatten(0, -1)).unwrap()))
+        .collect();
+    vars.sort_by(|a, b| a.0.cmp(&b.0));
+    vars
+}
+
+/// A batch whose activations overflow (one input plane scaled by 1e30) is
+/// skipped, and its forward pass leaves no trace: every variable, the
+/// batch-norm statistics among them, is as it was, in fp32 and in bf16
+/// steps, and the next checkpoint holds those values.
+#[test]
+fn an_overflowing_batch_leaves_every_variable_and_the_next_checkpoint_as_they_were() {
+    tch::set_num_threads(1);
+    let games = games(2);
+    let window = window(games.path());
+    let mut batch = window.batch(8, &mut SmallRng::seed_from_u64(3));
+    for value in &mut batch.input[..INPUT_SIZE / gipf::encoding::NUM_PLANES] {
+        *value = 1e30;
+    }
+    for precision in [gipf::net::Precision::Fp32, gipf::net::Precision::Bf16] {
+        let mut config = tiny();
+        config.network.precision = precision;
+        let mut trainer = Trainer::new(&config, Device::Cpu, 4);
+        let good = window.batch(8, &mut SmallRng::seed_from_u64(4));
+        trainer.train_step(&good).unwrap();
+        let before = all_variables(&trainer.network);
+        let err = format!("{:#}", trainer.train_step(&batch).unwrap_err());
+        assert!(err.contains("the loss is not finite"), "{precision:?}: {err}");
+        assert!(all_variables(&trainer.network) == before, "{precision:?}: every variable as it was");
+        let models = tempfile::tempdir().unwrap();
+        let weights = trainer.save(models.path()).unwrap();
+        let (saved, _) = gipf::checkpoint::load_checkpoint(&weights, Device::Cpu).unwrap();
+        assert!(all_variables(&saved) == before, "{precision:?}: the checkpoint holds them");
+    }
+}
+
+/// A checkpoint is refused when any variable is not finite, batch-norm
+/// statistics included.
+#[test]
+fn a_checkpoint_with_a_non_finite_statistic_is_refused() {
+    let trainer = Trainer::new(&tiny(), Device::Cpu, 2);
+    tch::no_grad(|| {
+        let (_, mut var) = trainer.network.vs.variables().into_iter().find(|(n, _)| n.contains("running_var")).unwrap();
+        let _ = var.fill_(f64::NAN);
+    });
+    let models = tempfile::tempdir().unwrap();
+    let err = format!("{:#}", trainer.save(models.path()).unwrap_err());
+    assert!(err.contains("running_var holds a value that is not finite"), "{err}");
+    assert_eq!(checkpoint_steps(models.path()), Vec::<u64>::new());
+}
+
+/// Steps in bf16 keep the batch-norm statistics in fp32: over 200 steps
+/// on the same batches (and weights that do not move) they follow fp32
+/// steps' statistics closely, where statistics rounded to bf16 each step
+/// stop moving once a step's change is below bf16's resolution.
+#[test]
+fn bf16_steps_keep_the_batch_norm_statistics_as_fp32_steps_do() {
+    tch::set_num_threads(1);
+    let games = games(3);
+    let window = window(games.path());
+    // No weight moves: only the statistics do.
+    let mut fp32 = tiny();
+    fp32.train.learning_rate = 0.0;
+    let mut bf16 = fp32.clone();
+    bf16.network.precision = gipf::net::Precision::Bf16;
+    let (mut fp32_trainer, mut bf16_trainer) = (Trainer::new(&fp32, Device::Cpu, 5), Trainer::new(&bf16, Device::Cpu, 5));
+    let mut rng = SmallRng::seed_from_u64(5);
+    for _ in 0..200 {
+        let batch = window.batch(32, &mut rng);
+        fp32_trainer.train_step(&batch).unwrap();
+        bf16_trainer.train_step(&batch).unwrap();
+    }
+    let statistics = |trainer: &Trainer| -> Vec<f32> {
+        let vars = all_variables(&trainer.network).into_iter().filter(|(name, _)| name.contains("running_var"));
+        vars.flat_map(|(_, values)| values).collect()
+    };
+    let (a, b) = (statistics(&fp32_trainer), statistics(&bf16_trainer));
+    let gaps: Vec<f32> = a.iter().zip(&b).map(|(x, y)| (x - y).abs() / x.abs().max(1e-3)).collect();
+    let mean = gaps.iter().sum::<f32>() / gaps.len() as f32;
+    // Measured: 0.0008 with the statistics in fp32, 0.013 with them in bf16.
+    assert!(mean < 0.004, "running variances differ by {mean:.4} on average (relative)");
+}
+
+/// Saves tiny checkpoints at steps 5 and 10 into `models`.
+fn two_checkpoints(models: &Path) {
+    for step in [5, 10] {
+        let mut trainer = Trainer::new(&tiny(), Device::Cpu, step as i64);
+        trainer.step = step;
+        trainer.save(models).unwrap();
+    }
+}
+
+/// Weights of the wrong shape or number format (another tool's file) are
+/// refused before anything runs, with an error naming the tensor: readers
+/// fall back to the checkpoint before, and the trainer sets the file aside
+/// and resumes that one.
+#[test]
+fn weights_of_the_wrong_shape_or_kind_are_refused_and_the_one_before_used() {
+    use gipf::checkpoint::{load_checkpoint, load_checkpoint_or_older};
+    let models = tempfile::tempdir().unwrap();
+    two_checkpoints(models.path());
+    let newest = models.path().join("step-00000010.safetensors");
+    let good = tch::Tensor::read_safetensors(&newest).unwrap();
+    let shape_one: Vec<(String, tch::Tensor)> = good.iter().map(|(n, _)| (n.clone(), tch::Tensor::ones([1], (tch::Kind::Float, Device::Cpu)))).collect();
+    let double: Vec<(String, tch::Tensor)> = good.iter().map(|(n, t)| (n.clone(), t.to_kind(tch::Kind::Double))).collect();
+    let mut nan = good.iter().map(|(n, t)| (n.clone(), t.copy())).collect::<Vec<_>>();
+    let _ = nan[0].1.fill_(f64::NAN);
+    for (tensors, why) in [(shape_one, "has shape [1], not"), (double, "is F64, not F32"), (nan, "not finite")] {
+        tch::Tensor::write_safetensors(&tensors, &newest).unwrap();
+        let err = load_checkpoint(&newest, Device::Cpu).err().unwrap();
+        assert!(gipf::weights::is_damaged(&err) && format!("{err:#}").contains(why), "{why}: {err:#}");
+        let (_, meta, used) = load_checkpoint_or_older(&newest, Device::Cpu).unwrap();
+        assert_eq!((meta.step, used), (5, models.path().join("step-00000005.safetensors")));
+    }
+    let trainer = Trainer::resume_or_new(&tiny(), models.path(), Device::Cpu, 1).unwrap();
+    assert_eq!(trainer.step, 5);
+    assert!(models.path().join(".damaged-step-00000010.safetensors").is_file());
+}
+
+/// Only damage sets a checkpoint aside. A description of a newer format, or
+/// of fields this program does not know, or one that cannot be read (a
+/// folder in its place: as root, permissions stop no read) stops the
+/// trainer with an error that says so, and every file stays. A weights
+/// file not named as a checkpoint is none.
+#[test]
+fn only_damage_sets_a_checkpoint_aside() {
+    let models = tempfile::tempdir().unwrap();
+    two_checkpoints(models.path());
+    let description = models.path().join("step-00000010.json");
+    let text = std::fs::read_to_string(&description).unwrap();
+    let format = format!("\"format\": {}", gipf::checkpoint::CHECKPOINT_FORMAT);
+    assert!(text.contains(&format), "{text}");
+    let newer = text.replace(&format, "\"format\": 99");
+    let unknown = text.replace("\"blocks\"", "\"value_heads\": 2, \"blocks\"");
+    for (written, why) in [(newer, "checkpoint format 99"), (unknown, "unknown field `value_heads`")] {
+        std::fs::write(&description, written).unwrap();
+        let Err(err) = Trainer::resume_or_new(&tiny(), models.path(), Device::Cpu, 1) else { panic!("resumed") };
+        assert!(format!("{err:#}").contains(why), "{why}: {err:#}");
+        assert_eq!(checkpoint_steps(models.path()), [5, 10]);
+    }
+    std::fs::remove_file(&description).unwrap();
+    std::fs::create_dir(&description).unwrap();
+    let Err(err) = Trainer::resume_or_new(&tiny(), models.path(), Device::Cpu, 1) else { panic!("resumed") };
+    assert!(format!("{err:#}").contains("cannot read"), "{err:#}");
+    assert_eq!(checkpoint_steps(models.path()), [5, 10]);
+    assert!(!std::fs::read_dir(models.path()).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains("damaged")));
+
+    std::fs::remove_dir(&description).unwrap();
+    std::fs::write(&description, &text).unwrap();
+    for ext in ["json", "safetensors"] {
+        std::fs::copy(models.path().join(format!("step-00000005.{ext}")), models.path().join(format!("zz.{ext}"))).unwrap();
+    }
+    assert_eq!(Trainer::resume_or_new(&tiny(), models.path(), Device::Cpu, 1).unwrap().step, 10);
+    let newest = gipf::checkpoint::newest_checkpoint(models.path()).unwrap();
+    assert_eq!(newest, Some(models.path().join("step-00000010.safetensors")));
+}

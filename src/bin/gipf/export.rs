@@ -15,7 +15,7 @@ pub struct Args {
     #[arg(long)]
     out: PathBuf,
     /// Python with torch and onnx for the ONNX conversion [default: $GIPF_PYTHON, else
-    /// the checkout's .python, else the environment of scripts/setup-torch.sh in the cache].
+    /// the environment of scripts/setup-torch.sh in the cache].
     #[arg(long)]
     python: Option<PathBuf>,
     /// Skip the ONNX file.
@@ -23,8 +23,9 @@ pub struct Args {
     no_onnx: bool,
 }
 
-/// The Python to convert with: `--python`, `$GIPF_PYTHON`, the checkout's
-/// `.python`, or the environment `scripts/setup-torch.sh` made in the cache.
+/// The Python to convert with: `--python`, `$GIPF_PYTHON`, or the
+/// environment `scripts/setup-torch.sh` made in the per-user cache; never a
+/// file that the current folder supplies.
 fn python(explicit: Option<PathBuf>) -> Result<PathBuf> {
     let in_cache = || {
         let mut found: Vec<PathBuf> = std::fs::read_dir(gipf::cache_dir())
@@ -40,7 +41,6 @@ fn python(explicit: Option<PathBuf>) -> Result<PathBuf> {
     };
     explicit
         .or_else(|| std::env::var_os("GIPF_PYTHON").map(PathBuf::from))
-        .or_else(|| Some(PathBuf::from("./.python")).filter(|p| p.exists()))
         .or_else(in_cache)
         .context(
             "no Python with torch and onnx for the ONNX conversion: run scripts/setup-torch.sh, or set GIPF_PYTHON \
