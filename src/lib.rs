@@ -22,6 +22,7 @@ pub mod progress;
 pub mod selfplay;
 pub mod serve;
 pub mod shards;
+pub mod stop;
 pub mod store;
 pub mod train;
 pub mod weights;

@@ -174,8 +174,10 @@ fn the_export_runs_no_python_from_the_current_folder() {
     let marker = dir.path().join("ran");
     std::fs::write(&planted, format!("#!/bin/sh\ntouch {}\nexit 1\n", marker.display())).unwrap();
     std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let config = gipf::config::Config::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")));
-    let weights = gipf::train::Trainer::new(&config.unwrap(), tch::Device::Cpu, 1).save(&dir.path().join("models")).unwrap();
+    let config =
+        gipf::config::Config::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")));
+    let weights =
+        gipf::train::Trainer::new(&config.unwrap(), tch::Device::Cpu, 1).save(&dir.path().join("models")).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_gipf"))
         .args(["export", weights.to_str().unwrap(), "--out", "exported"])
         .current_dir(dir.path())
@@ -186,4 +188,55 @@ fn the_export_runs_no_python_from_the_current_folder() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("no Python with torch and onnx"), "{stderr}");
     assert!(!marker.exists(), "the current folder's .python ran");
+}
+
+/// The numbers after `key=` on the lines of `log` that contain `message`.
+fn logged(log: &str, message: &str, key: &str) -> Vec<u64> {
+    let field = |line: &str| line.split(key).nth(1)?.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok();
+    log.lines().filter(|line| line.contains(message)).filter_map(field).collect()
+}
+
+/// SIGTERM (how Slurm and Kubernetes stop a job) stops the loop cleanly,
+/// with the default `selfplay.shard_games`: every game the workers
+/// finished is written, the trainer's steps are saved, and it exits with
+/// success.
+#[test]
+fn sigterm_writes_the_finished_games_and_the_trainers_steps() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")).unwrap();
+    let config = dir.path().join("workers.toml");
+    std::fs::write(&config, tiny.replace("workers = 0\ngames_per_generation = 2\n", "workers = 2\n")).unwrap();
+    let run = dir.path().join("run");
+    let log_path = dir.path().join("log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gipf"))
+        .args(["loop", "--config", config.to_str().unwrap(), "--run", run.to_str().unwrap(), "--device", "cpu"])
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !run.join("models/step-00000000.safetensors").exists() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no first checkpoint");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(10));
+    let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "still running a minute after SIGTERM");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(status.success(), "{status:?}: {log}");
+    let finished = logged(&log, "self-play stopped: finished games written", "games=");
+    assert_eq!(finished.len(), 2, "both workers stopped: {log}");
+    let written = gipf::shards::read_all(&run.join("games")).unwrap().len() as u64;
+    assert!(written > 0 && written == finished.iter().sum::<u64>(), "{written} games written, finished {finished:?}");
+    let steps = logged(&log, "training stopped: its steps are saved", "step=");
+    let newest = gipf::checkpoint::newest_checkpoint(&run.join("models")).unwrap().unwrap();
+    assert_eq!(steps, [gipf::checkpoint::step_of(&newest).unwrap()], "{log}");
 }

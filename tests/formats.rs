@@ -59,9 +59,11 @@ fn a_game_with_unknown_config_keys_still_reads() {
 #[test]
 fn checkpoint_descriptions_of_each_format_read() {
     let dir = tempfile::tempdir().unwrap();
-    for (name, format, samples_read) in
-        [("checkpoint-format-1.json", 1, None), ("checkpoint-format-2.json", 2, Some(64))]
-    {
+    for (name, format, samples_read) in [
+        ("checkpoint-format-1.json", 1, None),
+        ("checkpoint-format-2.json", 2, Some(64)),
+        ("checkpoint-format-3.json", 3, Some(64)),
+    ] {
         std::fs::copy(fixture(name), dir.path().join("step-00000005.json")).unwrap();
         let meta = read_meta(&dir.path().join("step-00000005.safetensors")).unwrap();
         assert_eq!((meta.format, meta.step, meta.samples_read), (format, 5, samples_read), "{name}");
@@ -70,7 +72,7 @@ fn checkpoint_descriptions_of_each_format_read() {
     }
     std::fs::write(dir.path().join("step-00000005.json"), r#"{"format": 9, "step": 5}"#).unwrap();
     let err = format!("{:#}", read_meta(&dir.path().join("step-00000005.safetensors")).unwrap_err());
-    assert!(err.contains("checkpoint format 9 (this program reads formats 1 to 2)"), "{err}");
+    assert!(err.contains("checkpoint format 9 (this program reads formats 1 to 3)"), "{err}");
 }
 
 mod bad_input {

@@ -56,6 +56,10 @@ struct Args {
 
 fn main() {
     gipf::init_logging();
+    if let Err(err) = gipf::stop::install() {
+        eprintln!("selfplay: {err:#}");
+        std::process::exit(1);
+    }
     if let Err(err) = run_args(Args::parse()) {
         eprintln!("selfplay: {err:#}");
         std::process::exit(1);

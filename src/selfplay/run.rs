@@ -160,6 +160,13 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     }
     sink.finish()?;
     reporter.finish();
+    if crate::stop::requested() {
+        tracing::info!(
+            worker = options.worker,
+            games = generator.stats.games,
+            "self-play stopped: finished games written"
+        );
+    }
     let (seconds, stats) = (elapsed(&probe), generator.stats);
     Ok(RunReport {
         stats,
@@ -171,10 +178,12 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     })
 }
 
-/// Whether the run's time is up or it was asked to stop.
+/// Whether the run's time is up or it was asked to stop (a signal among
+/// the ways: see [`crate::stop`]).
 fn stopping(options: &RunOptions, elapsed: f64) -> bool {
     options.duration.is_some_and(|d| elapsed >= d.as_secs_f64())
         || options.stop.as_ref().is_some_and(|stop| stop.load(Ordering::Relaxed))
+        || crate::stop::requested()
 }
 
 /// The network self-play plays with, following its model source: when

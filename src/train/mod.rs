@@ -682,8 +682,9 @@ pub struct Trained {
 }
 
 /// Reads new games, then runs up to `steps` training steps, as many as the
-/// window's minimum and the pacing allow, logging as it goes. Batches are
-/// built on a second thread while the network trains.
+/// window's minimum and the pacing allow, logging as it goes (fewer when a
+/// stop is asked for: [`crate::stop`]). Batches are built on a second
+/// thread while the network trains.
 pub fn train_steps(
     trainer: &mut Trainer,
     window: &mut Window,
@@ -725,7 +726,8 @@ pub fn train_steps(
         for i in 0..take {
             let batch: DeviceBatch = batches.recv().context("the batch thread stopped")?;
             trainer.step_on_device(&batch, &mut sums);
-            if sums.steps < READ_EVERY && i + 1 < take {
+            let stopping = crate::stop::requested();
+            if sums.steps < READ_EVERY && i + 1 < take && !stopping {
                 continue;
             }
             let steps = sums.steps;
@@ -735,6 +737,9 @@ pub fn train_steps(
             done += interval.finite_steps;
             bar.inc(steps);
             report_interval(trainer, logs, &interval, rate, window.len(), bar)?;
+            if stopping {
+                break;
+            }
         }
         Ok(())
     })?;

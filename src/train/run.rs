@@ -165,7 +165,7 @@ fn train_beside_self_play(
     let mut waiting = false;
     let mut feed = run.feed();
     let games = run.games();
-    while total_steps.is_none_or(|n| trainer.step < n) {
+    while total_steps.is_none_or(|n| trainer.step < n) && !crate::stop::requested() {
         check()?;
         let chunk =
             (config.train.steps_per_generation - unsaved).min(total_steps.map_or(u64::MAX, |n| n - trainer.step));
@@ -187,7 +187,7 @@ fn train_beside_self_play(
             waiting = false;
             logs.pacing(trainer.step, trainer.reuse(), Some(idle.as_secs_f64() / started.elapsed().as_secs_f64()));
         }
-        let done = total_steps.is_some_and(|n| trainer.step >= n);
+        let done = total_steps.is_some_and(|n| trainer.step >= n) || crate::stop::requested();
         if unsaved > 0 && (unsaved >= config.train.steps_per_generation || trained.wait.is_some() || done) {
             let path = save(&trainer, run, &mut unpublished)?;
             bar.suspend(|| tracing::info!(checkpoint = %path.display(), "saved"));
@@ -204,6 +204,9 @@ fn train_beside_self_play(
         }
     }
     bar.finish();
+    if crate::stop::requested() {
+        tracing::info!(step = trainer.step, "training stopped: its steps are saved");
+    }
     unpublished.publish_last(run, config)
 }
 
@@ -245,7 +248,7 @@ pub fn self_play_loop(
     let mut window = trainer.window();
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut generation = 0;
-    while generations.is_none_or(|n| generation < n) {
+    while generations.is_none_or(|n| generation < n) && !crate::stop::requested() {
         generation += 1;
         let t = Instant::now();
         let report = selfplay::run(RunOptions {
@@ -311,7 +314,8 @@ pub fn self_play_loop(
 /// checkpoint and writes its games in shards, the trainer trains on them as
 /// they appear, paced by `train.max_reuse`, and writes a checkpoint every
 /// `steps_per_generation` steps; `generations` counts those checkpoints.
-/// Stopped, it loses the games in flight and those not yet written (see
+/// Stopped by a signal ([`crate::stop`]), it writes the finished games and
+/// saves its steps; killed, it loses the games not yet written (see
 /// `selfplay.shard_games`) and the steps since the last checkpoint.
 fn loop_with_workers(config: &Config, run: &RunDir, device: Device, seed: u64, generations: Option<u64>) -> Result<()> {
     let started = start(config, run, device, seed)?;
@@ -337,7 +341,8 @@ fn loop_with_workers(config: &Config, run: &RunDir, device: Device, seed: u64, g
     }
     tracing::info!(workers = workers.len(), "self-play workers started beside the trainer");
     let trained = train_beside_self_play(config, run, started, seed, total_steps, &mut || {
-        anyhow::ensure!(!workers.iter().any(|w| w.is_finished()), "a self-play worker stopped");
+        let stopped = workers.iter().any(|w| w.is_finished()) && !crate::stop::requested();
+        anyhow::ensure!(!stopped, "a self-play worker stopped");
         Ok(())
     });
     stop.store(true, Ordering::Relaxed);

@@ -41,6 +41,10 @@ struct Args {
 
 fn main() {
     gipf::init_logging();
+    if let Err(err) = gipf::stop::install() {
+        eprintln!("trainer: {err:#}");
+        std::process::exit(1);
+    }
     if let Err(err) = run_args(Args::parse()) {
         eprintln!("trainer: {err:#}");
         std::process::exit(1);

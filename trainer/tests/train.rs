@@ -800,7 +800,8 @@ fn bf16_steps_keep_the_batch_norm_statistics_as_fp32_steps_do() {
     fp32.train.learning_rate = 0.0;
     let mut bf16 = fp32.clone();
     bf16.network.precision = gipf::net::Precision::Bf16;
-    let (mut fp32_trainer, mut bf16_trainer) = (Trainer::new(&fp32, Device::Cpu, 5), Trainer::new(&bf16, Device::Cpu, 5));
+    let (mut fp32_trainer, mut bf16_trainer) =
+        (Trainer::new(&fp32, Device::Cpu, 5), Trainer::new(&bf16, Device::Cpu, 5));
     let mut rng = SmallRng::seed_from_u64(5);
     for _ in 0..200 {
         let batch = window.batch(32, &mut rng);
@@ -838,8 +839,10 @@ fn weights_of_the_wrong_shape_or_kind_are_refused_and_the_one_before_used() {
     two_checkpoints(models.path());
     let newest = models.path().join("step-00000010.safetensors");
     let good = tch::Tensor::read_safetensors(&newest).unwrap();
-    let shape_one: Vec<(String, tch::Tensor)> = good.iter().map(|(n, _)| (n.clone(), tch::Tensor::ones([1], (tch::Kind::Float, Device::Cpu)))).collect();
-    let double: Vec<(String, tch::Tensor)> = good.iter().map(|(n, t)| (n.clone(), t.to_kind(tch::Kind::Double))).collect();
+    let shape_one: Vec<(String, tch::Tensor)> =
+        good.iter().map(|(n, _)| (n.clone(), tch::Tensor::ones([1], (tch::Kind::Float, Device::Cpu)))).collect();
+    let double: Vec<(String, tch::Tensor)> =
+        good.iter().map(|(n, t)| (n.clone(), t.to_kind(tch::Kind::Double))).collect();
     let mut nan = good.iter().map(|(n, t)| (n.clone(), t.copy())).collect::<Vec<_>>();
     let _ = nan[0].1.fill_(f64::NAN);
     for (tensors, why) in [(shape_one, "has shape [1], not"), (double, "is F64, not F32"), (nan, "not finite")] {
@@ -880,12 +883,17 @@ fn only_damage_sets_a_checkpoint_aside() {
     let Err(err) = Trainer::resume_or_new(&tiny(), models.path(), Device::Cpu, 1) else { panic!("resumed") };
     assert!(format!("{err:#}").contains("cannot read"), "{err:#}");
     assert_eq!(checkpoint_steps(models.path()), [5, 10]);
-    assert!(!std::fs::read_dir(models.path()).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains("damaged")));
+    assert!(!std::fs::read_dir(models.path()).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains("damaged")));
 
     std::fs::remove_dir(&description).unwrap();
     std::fs::write(&description, &text).unwrap();
     for ext in ["json", "safetensors"] {
-        std::fs::copy(models.path().join(format!("step-00000005.{ext}")), models.path().join(format!("zz.{ext}"))).unwrap();
+        std::fs::copy(models.path().join(format!("step-00000005.{ext}")), models.path().join(format!("zz.{ext}")))
+            .unwrap();
     }
     assert_eq!(Trainer::resume_or_new(&tiny(), models.path(), Device::Cpu, 1).unwrap().step, 10);
     let newest = gipf::checkpoint::newest_checkpoint(models.path()).unwrap();

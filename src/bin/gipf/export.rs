@@ -39,13 +39,10 @@ fn python(explicit: Option<PathBuf>) -> Result<PathBuf> {
         found.sort();
         found.pop()
     };
-    explicit
-        .or_else(|| std::env::var_os("GIPF_PYTHON").map(PathBuf::from))
-        .or_else(in_cache)
-        .context(
-            "no Python with torch and onnx for the ONNX conversion: run scripts/setup-torch.sh, or set GIPF_PYTHON \
+    explicit.or_else(|| std::env::var_os("GIPF_PYTHON").map(PathBuf::from)).or_else(in_cache).context(
+        "no Python with torch and onnx for the ONNX conversion: run scripts/setup-torch.sh, or set GIPF_PYTHON \
              or --python (--no-onnx skips the conversion)",
-        )
+    )
 }
 
 /// The converter, built into the program so that it runs from any folder.
