@@ -61,6 +61,22 @@ pub struct Latest {
     pub sha256: BTreeMap<String, String>,
 }
 
+/// The most bytes an object may have, by its kind: a shard (as much as a
+/// shard may hold unpacked), a checkpoint's weights or optimizer state (a
+/// network of the largest shape), a JSON object (a description,
+/// `latest.json`, the lease), anything else (the arena's records).
+pub fn size_bound(name: &str) -> u64 {
+    if name.ends_with(crate::shards::SHARD_SUFFIX) {
+        crate::shards::MAX_SHARD_BYTES
+    } else if name.ends_with(".safetensors") || name.ends_with(".optim") {
+        4 << 30
+    } else if name.ends_with(".json") {
+        1 << 20
+    } else {
+        256 << 20
+    }
+}
+
 /// `folder/name`, or `name` alone in the store's own folder (`""`).
 fn join(folder: &str, name: &str) -> String {
     match folder {
@@ -193,17 +209,35 @@ impl Store {
         })
     }
 
-    /// The bytes of `name`, or `None` when there is no such object.
+    /// The bytes of `name`, or `None` when there is no such object. An
+    /// object larger than its kind may be ([`size_bound`]) is an error, told
+    /// by the size the store gives before the body is read, and by the
+    /// bytes read should the store's size be wrong.
     pub fn get(&self, name: &str) -> Result<Option<Vec<u8>>> {
         let key = self.key(name);
+        let most = size_bound(name);
+        let too_large =
+            |size: u64| anyhow::anyhow!("{}: {size} bytes, more than such an object may have ({most})", self.url(name));
         self.runtime.block_on(async {
-            match self.store.get(&key).await {
-                Ok(got) => {
-                    Ok(Some(got.bytes().await.with_context(|| format!("cannot read {}", self.url(name)))?.to_vec()))
-                }
-                Err(object_store::Error::NotFound { .. }) => Ok(None),
-                Err(e) => Err(e).with_context(|| format!("cannot read {}", self.url(name))),
+            let got = match self.store.get(&key).await {
+                Ok(got) => got,
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(e).with_context(|| format!("cannot read {}", self.url(name))),
+            };
+            let size = got.meta.size as u64;
+            if size > most {
+                return Err(too_large(size));
             }
+            let mut bytes = Vec::with_capacity(size as usize);
+            let mut body = got.into_stream();
+            while let Some(chunk) = body.next().await {
+                let chunk = chunk.with_context(|| format!("cannot read {}", self.url(name)))?;
+                if (bytes.len() + chunk.len()) as u64 > most {
+                    return Err(too_large((bytes.len() + chunk.len()) as u64));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            Ok(Some(bytes))
         })
     }
 
@@ -439,7 +473,25 @@ pub struct ShardFeed {
     store: Arc<Store>,
     folder: String,
     listed: BTreeSet<String>,
+    /// Names refused (each warned about once).
+    refused: BTreeSet<String>,
     last_full: Option<std::time::Instant>,
+}
+
+/// How far ahead of this machine's clock a shard's finish time may lie.
+pub const MAX_SHARD_AHEAD: Duration = Duration::from_secs(3600);
+
+/// Checks a listed shard's name before it counts: a finish time, a worker,
+/// and a finish time not far in the future (listings start from the newest
+/// name, so one such name would hide every new shard).
+fn check_shard_name(name: &str, now_ms: u64) -> std::result::Result<(), String> {
+    let finished = crate::shards::finished_ms(name).ok_or("no finish time in its name")?;
+    crate::shards::worker_of(name).ok_or("no worker in its name")?;
+    let ahead = finished.saturating_sub(now_ms);
+    if ahead > MAX_SHARD_AHEAD.as_millis() as u64 {
+        return Err(format!("its name says it finished {} s in the future", ahead / 1000));
+    }
+    Ok(())
 }
 
 /// How far before the newest shard seen a listing starts.
@@ -450,7 +502,13 @@ pub const FULL_LISTING: Duration = Duration::from_secs(600);
 impl ShardFeed {
     /// The shards of `folder` in `store`, none listed yet.
     pub fn new(store: Arc<Store>, folder: &str) -> ShardFeed {
-        ShardFeed { store, folder: folder.to_string(), listed: BTreeSet::new(), last_full: None }
+        ShardFeed {
+            store,
+            folder: folder.to_string(),
+            listed: BTreeSet::new(),
+            refused: BTreeSet::new(),
+            last_full: None,
+        }
     }
 
     /// Lists the store's shards; returns how many were not listed before.
@@ -466,7 +524,16 @@ impl ShardFeed {
             self.last_full = Some(std::time::Instant::now());
         }
         let before = self.listed.len();
-        self.listed.extend(names.into_iter().filter(|n| n.starts_with(SHARD_PREFIX) && n.ends_with(SHARD_SUFFIX)));
+        let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        for name in names.into_iter().filter(|n| n.starts_with(SHARD_PREFIX) && n.ends_with(SHARD_SUFFIX)) {
+            match check_shard_name(&name, now_ms as u64) {
+                Ok(()) => _ = self.listed.insert(name),
+                Err(why) if self.refused.insert(name.clone()) => {
+                    tracing::warn!("{}: skipped: {why}", self.store.url(&join(&self.folder, &name)))
+                }
+                Err(_) => {}
+            }
+        }
         Ok(self.listed.len() - before)
     }
 

@@ -317,3 +317,29 @@ fn an_https_endpoint_that_hangs_up_is_an_error_at_start() {
     let error = gipf::store::Store::open_with("s3://bucket/run", settings).expect_err("no server there");
     assert!(format!("{error:#}").contains("s3://bucket/run"), "{error:#}");
 }
+
+/// Hostile objects in a run's store: an object larger than its kind may be
+/// is refused by the size the store gives, before its body is read; a shard
+/// whose name says it finished far in the future is skipped with a warning,
+/// and does not hide the shards listed after it.
+#[test]
+fn oversized_objects_and_shards_from_the_future_are_refused() {
+    let server = S3Server::start();
+    let url = format!("s3://{BUCKET}/runs/hostile");
+    let models = server.store(&format!("{url}/models"));
+    models.put("latest.json", vec![b' '; 2 << 20]).unwrap();
+    let err = format!("{:#}", models.latest("").unwrap_err());
+    assert!(err.contains("latest.json: 2097152 bytes, more than such an object may have"), "{err}");
+
+    let games = std::sync::Arc::new(server.store(&format!("{url}/games")));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let shard = |ms: u64, n: u32| format!("shard-{ms:013}-w-{n:06}.jsonl.zst");
+    games.create("shard-9999999999999-x-0.jsonl.zst", Vec::new()).unwrap();
+    games.create(&shard(now, 0), Vec::new()).unwrap();
+    let mut feed = gipf::store::ShardFeed::new(games.clone(), "");
+    assert_eq!(feed.refresh().unwrap(), 1);
+    games.create(&shard(now + 1000, 1), Vec::new()).unwrap();
+    assert_eq!(feed.refresh().unwrap(), 1, "the next shard is listed");
+    let listed: Vec<&String> = feed.listed().collect();
+    assert_eq!(listed, [&shard(now, 0), &shard(now + 1000, 1)]);
+}
