@@ -26,7 +26,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use futures::StreamExt;
 use object_store::path::Path as Key;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -47,6 +47,12 @@ pub struct Store {
 
 /// How long one request is retried before its caller sees the error.
 const RETRY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// An object that changed since this process last read or wrote it (another
+/// writer got there first).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Superseded(pub String);
 
 /// The file naming a run's newest checkpoint in the store.
 pub const LATEST_FILE: &str = "latest.json";
@@ -214,6 +220,11 @@ impl Store {
     /// by the size the store gives before the body is read, and by the
     /// bytes read should the store's size be wrong.
     pub fn get(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.get_versioned(name)?.map(|(bytes, _)| bytes))
+    }
+
+    /// [`Store::get`], with the object's version (its ETag) for [`Store::put_if`].
+    pub fn get_versioned(&self, name: &str) -> Result<Option<(Vec<u8>, Option<String>)>> {
         let key = self.key(name);
         let most = size_bound(name);
         let too_large =
@@ -224,7 +235,7 @@ impl Store {
                 Err(object_store::Error::NotFound { .. }) => return Ok(None),
                 Err(e) => return Err(e).with_context(|| format!("cannot read {}", self.url(name))),
             };
-            let size = got.meta.size as u64;
+            let (size, version) = (got.meta.size as u64, got.meta.e_tag.clone());
             if size > most {
                 return Err(too_large(size));
             }
@@ -237,7 +248,32 @@ impl Store {
                 }
                 bytes.extend_from_slice(&chunk);
             }
-            Ok(Some(bytes))
+            Ok(Some((bytes, version)))
+        })
+    }
+
+    /// Stores `bytes` as `name` only while the object is at `version` (its
+    /// ETag, as last read or written; `None`: only while there is none), in
+    /// one conditional request; returns the new version. An object changed
+    /// since is a [`Superseded`] error, and nothing is written.
+    pub fn put_if(&self, name: &str, bytes: Vec<u8>, version: Option<&str>) -> Result<Option<String>> {
+        let key = self.key(name);
+        let mode = match version {
+            Some(e_tag) => PutMode::Update(UpdateVersion { e_tag: Some(e_tag.to_string()), version: None }),
+            None => PutMode::Create,
+        };
+        let options = PutOptions { mode, ..Default::default() };
+        self.runtime.block_on(async {
+            match self.store.put_opts(&key, PutPayload::from(bytes), options).await {
+                Ok(put) if put.e_tag.is_some() => Ok(put.e_tag),
+                Ok(_) => {
+                    Ok(self.store.head(&key).await.with_context(|| format!("cannot read {}", self.url(name)))?.e_tag)
+                }
+                Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => {
+                    Err(Superseded(format!("{} changed since this process last wrote it", self.url(name))).into())
+                }
+                Err(e) => Err(e).with_context(|| format!("cannot write {}", self.url(name))),
+            }
         })
     }
 
@@ -308,8 +344,16 @@ impl Store {
     /// Publishes a checkpoint saved locally (its weights file, and the
     /// description and optimizer state beside it) under `folder`: the files
     /// first, then `latest.json`, so that a reader never sees a checkpoint
-    /// whose files are not all there.
-    pub fn publish_checkpoint(&self, folder: &str, weights: &Path, step: u64) -> Result<()> {
+    /// whose files are not all there. `latest.json` is replaced only while
+    /// it is at `version` ([`Store::put_if`]), so that a trainer that lost
+    /// its lease cannot overwrite a newer one; returns its new version.
+    pub fn publish_checkpoint(
+        &self,
+        folder: &str,
+        weights: &Path,
+        step: u64,
+        version: Option<&str>,
+    ) -> Result<Option<String>> {
         let mut sha256 = BTreeMap::new();
         // The weights last among the files, as in a local models folder.
         for ext in ["json", "optim", "safetensors"] {
@@ -321,7 +365,7 @@ impl Store {
         }
         let weights = weights.file_name().context("a weights file has a name")?.to_string_lossy().into_owned();
         let latest = Latest { step, weights, sha256 };
-        self.put(&join(folder, LATEST_FILE), serde_json::to_vec_pretty(&latest)?)
+        self.put_if(&join(folder, LATEST_FILE), serde_json::to_vec_pretty(&latest)?, version)
     }
 
     /// Applies the retention policy ([`crate::checkpoint::Retention`]) to
@@ -557,16 +601,36 @@ impl ShardFeed {
 /// between tries and warning each time: for work that must not be lost
 /// while the process lives (a shard's upload).
 pub fn retry_forever<T>(what: &str, mut attempt: impl FnMut() -> Result<T>) -> T {
-    let mut wait = Duration::from_secs(1);
+    let mut backoff = Backoff::default();
     loop {
         match attempt() {
             Ok(value) => return value,
             Err(e) => {
-                tracing::warn!("{what} failed, trying again in {} s: {e:#}", wait.as_secs());
-                std::thread::sleep(wait);
-                wait = (wait * 2).min(Duration::from_secs(60));
+                tracing::warn!("{what} failed, trying again in {} s: {e:#}", backoff.next.as_secs());
+                backoff.sleep();
             }
         }
+    }
+}
+
+/// The waits between tries of work against the store: 1, 2, 4 ... up to
+/// 60 seconds.
+pub struct Backoff {
+    /// The next wait.
+    pub next: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Backoff {
+        Backoff { next: Duration::from_secs(1) }
+    }
+}
+
+impl Backoff {
+    /// Sleeps the next wait, and doubles it.
+    pub fn sleep(&mut self) {
+        std::thread::sleep(self.next);
+        self.next = (self.next * 2).min(Duration::from_secs(60));
     }
 }
 

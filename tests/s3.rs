@@ -343,3 +343,31 @@ fn oversized_objects_and_shards_from_the_future_are_refused() {
     let listed: Vec<&String> = feed.listed().collect();
     assert_eq!(listed, [&shard(now, 0), &shard(now + 1000, 1)]);
 }
+
+/// `latest.json` is published by a conditional write on the version the
+/// publisher last saw: a trainer that lost its lease (another published
+/// since) is refused with [`gipf::store::Superseded`], and the newer
+/// `latest.json` stays.
+#[test]
+fn a_publisher_with_a_stale_view_cannot_overwrite_a_newer_latest_json() {
+    let server = S3Server::start();
+    let models = server.store(&format!("s3://{BUCKET}/runs/publish/models"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = gipf::config::Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")));
+    let mut trainer = gipf::train::Trainer::new(&config.unwrap(), tch::Device::Cpu, 1);
+    let mut save = |step: u64| {
+        trainer.step = step;
+        trainer.save(dir.path()).unwrap()
+    };
+    let (five, ten, six) = (save(5), save(10), save(6));
+    let first = models.publish_checkpoint("", &five, 5, None).unwrap();
+    assert!(first.is_some(), "the store gives a version");
+    let newer = models.publish_checkpoint("", &ten, 10, first.as_deref()).unwrap();
+    for stale in [first.as_deref(), None] {
+        let err = models.publish_checkpoint("", &six, 6, stale).unwrap_err();
+        assert!(err.is::<gipf::store::Superseded>(), "{err:#}");
+        assert!(format!("{err:#}").contains("latest.json changed since this process last wrote it"), "{err:#}");
+    }
+    assert_eq!(models.latest("").unwrap().unwrap().step, 10, "the newer latest.json stays");
+    models.publish_checkpoint("", &six, 6, newer.as_deref()).unwrap();
+}

@@ -26,7 +26,7 @@ fn run_with_a_checkpoint(server: &S3Server, dir: &Path, name: &str) -> (PathBuf,
     let run = format!("s3://{BUCKET}/runs/{name}");
     let config = gipf::config::Config::load(&config_path).unwrap();
     let weights = gipf::train::Trainer::new(&config, tch::Device::Cpu, 1).save(&dir.join("models")).unwrap();
-    server.store(&run).publish_checkpoint("models", &weights, 0).unwrap();
+    server.store(&run).publish_checkpoint("models", &weights, 0, None).unwrap();
     (config_path, run)
 }
 

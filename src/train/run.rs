@@ -19,7 +19,7 @@ use crate::checkpoint::{newest_checkpoint, prune, read_meta, ModelSource};
 use crate::config::Config;
 use crate::lease::Lease;
 use crate::selfplay::{self, RunOptions};
-use crate::store::Store;
+use crate::store::{Store, Superseded, LATEST_FILE};
 
 /// The seed of one self-play stream (a generation, or a worker): mixed with
 /// the clock, so that no two streams play the same games, across
@@ -46,6 +46,7 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
         // Its own client: the lease is renewed from a thread of its own.
         let lease_store = Arc::new(Store::open(&store.url(""))?);
         unpublished.lease = Some(Lease::take(lease_store, &owner)?);
+        unpublished.latest_version = store.get_versioned(&format!("models/{LATEST_FILE}"))?.and_then(|(_, v)| v);
         // A trainer on a new machine resumes from the store's newest checkpoint.
         if newest_checkpoint(&run.models())?.is_none() {
             if let Some(latest) = store.latest("models")? {
@@ -69,12 +70,16 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
 /// would fill the bucket), then the store's models folder is pruned as the
 /// local one is; a failed upload (the store away) is tried again at the next
 /// save and while the trainer waits, and training goes on meanwhile. Only
-/// the holder of the run's lease publishes.
+/// the holder of the run's lease publishes, and only over the `latest.json`
+/// it last saw (a conditional write).
 #[derive(Default)]
 struct Unpublished {
     checkpoint: Option<(PathBuf, u64)>,
     published_step: Option<u64>,
     lease: Option<Lease>,
+    /// The version of the store's `latest.json` this trainer last read or
+    /// wrote: it publishes only over that one.
+    latest_version: Option<String>,
 }
 
 impl Unpublished {
@@ -89,8 +94,14 @@ impl Unpublished {
         if !force && self.published_step.is_some_and(|last| *step < last + t.steps_per_generation) {
             return Ok(());
         }
-        match store.publish_checkpoint("models", path, *step) {
-            Ok(()) => {
+        match store.publish_checkpoint("models", path, *step, self.latest_version.as_deref()) {
+            Err(e) if e.is::<Superseded>() => {
+                return Err(
+                    e.context("another trainer published to this run; this trainer stops so that only one writes it")
+                )
+            }
+            Ok(version) => {
+                self.latest_version = version;
                 self.published_step = Some(*step);
                 self.checkpoint = None;
                 if let Err(e) = store.prune_checkpoints("models", t.keep_last, t.keep_every_steps) {
@@ -105,11 +116,10 @@ impl Unpublished {
     /// Publishes the newest checkpoint before the trainer ends (each failure
     /// is a warning; the wait doubles up to a minute).
     fn publish_last(&mut self, run: &RunDir, config: &Config) -> Result<()> {
-        let mut wait = Duration::from_secs(1);
+        let mut backoff = crate::store::Backoff::default();
         self.publish(run, config, true)?;
         while self.checkpoint.is_some() {
-            std::thread::sleep(wait);
-            wait = (wait * 2).min(Duration::from_secs(60));
+            backoff.sleep();
             self.publish(run, config, true)?;
         }
         Ok(())
