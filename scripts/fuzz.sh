@@ -12,14 +12,15 @@
 # count that does not depend on how busy the machine is.
 #
 # Targets (fuzz/fuzz_targets/): notation, setup, game, shard, checkpoint,
-# config, engine. LibTorch is linked (the parsers live beside the network),
+# config, engine, weights (structure-aware: safetensors files made from the
+# input). LibTorch is linked (the parsers live beside the network),
 # so the targets run without a sanitizer: a panic is the failure looked for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-60}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(notation setup game shard checkpoint config engine)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(notation setup game shard checkpoint config engine weights)
 
 scripts/setup-torch.sh
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal >&2
@@ -36,7 +37,7 @@ grep -ho '[a-i][0-9]-[a-i][0-9]' ../shared/seeds/*.txt 2>/dev/null | head -50 | 
 cp tests/fixtures/crossing-rows.json tests/fixtures/gipf-rows.json "$(corpus setup)/"
 cp tests/fixtures/game-format-1.json "$(corpus game)/"
 cp tests/fixtures/shard-format-2.jsonl.zst "$(corpus shard)/"
-cp tests/fixtures/checkpoint-format-1.json tests/fixtures/checkpoint-format-2.json "$(corpus checkpoint)/"
+cp tests/fixtures/checkpoint-format-*.json "$(corpus checkpoint)/"
 cp configs/*.toml "$(corpus config)/"
 seed_text engine $'new standard\nplay b1-b2\nlegal\nstate\ngo\nundo\nshow\nposition {"variant": "basic", "board": {}, "reserve": {"white": 12, "black": 12}, "to_move": "white"}\nquit\n'
 
