@@ -5,48 +5,222 @@
 //! (see [`crate::progress`]) and `/run/ratings.png` (its Elo plot).
 //! Only files inside those folders are served: a path that leaves them
 //! (`..`, encoded or not) or names nothing is 404.
+//!
+//! Clients are untrusted: a connection has [`Limits`] on its count and
+//! time, the run's progress is computed at most once per interval whatever
+//! the requests, a request whose `Host` is a name this server was not told
+//! of is refused (a page that rebinds its DNS name to this machine cannot
+//! read the run or the model), and error replies name no server path.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use axum::extract::Request;
 use axum::http::{header, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tower_http::services::{ServeDir, ServeFile};
 
+/// Bounds on what clients may take of the server.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Connections served at once; more wait in the listening queue.
+    pub connections: usize,
+    /// Time for a client to send a request's headers.
+    pub header_timeout: Duration,
+    /// The longest a connection stays open, idle keep-alive included.
+    pub connection_timeout: Duration,
+    /// How long the run's progress is reused before it is read again.
+    pub progress_every: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            connections: 256,
+            header_timeout: Duration::from_secs(10),
+            connection_timeout: Duration::from_secs(120),
+            progress_every: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What [`serve_on`] serves, and to whom.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub limits: Limits,
+    /// Host names besides `localhost` and IP addresses that requests may
+    /// name (`gipf serve --allow-host`, for a board served under a name).
+    pub allowed_hosts: Vec<String>,
+}
+
 /// The routes: `/model/…` from `model`, with a run `/run/…`, everything
-/// else from `page`.
-pub fn router(page: &Path, model: &Path, run: Option<&Path>) -> axum::Router {
+/// else from `page`; requests for another host refused.
+pub fn router(page: &Path, model: &Path, run: Option<&Path>, options: &Options) -> axum::Router {
     let mut router = axum::Router::new().nest_service("/model", ServeDir::new(model));
     if let Some(run) = run {
-        let folder = run.to_path_buf();
+        let cache = Arc::new(ProgressCache::new(run, options.limits.progress_every));
         router = router
-            .route("/run/progress.json", axum::routing::get(move || progress(folder.clone())))
+            .route("/run/progress.json", axum::routing::get(move || progress(cache.clone())))
             .route_service("/run/ratings.png", ServeFile::new(run.join("arena/ratings.png")));
     }
-    router.fallback_service(ServeDir::new(page))
+    let allowed = Arc::new(options.allowed_hosts.clone());
+    router
+        .fallback_service(ServeDir::new(page))
+        .layer(axum::middleware::from_fn(move |request, next| check_host(allowed.clone(), request, next)))
 }
 
-/// The run's progress as JSON, read on each request (off the server's thread).
-async fn progress(run: PathBuf) -> Response {
-    match tokio::task::spawn_blocking(move || crate::progress::of(&run)).await {
-        Ok(Ok(progress)) => {
-            let json = serde_json::to_string(&progress).expect("progress is JSON");
-            ([(header::CONTENT_TYPE, "application/json")], json).into_response()
+/// Whether a request's `Host` may be served: an IP address, `localhost`,
+/// or one of `allowed` (a page that rebinds a DNS name to this machine
+/// sends its own name).
+pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => {
+            host.rsplit_once(':').filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit())).map_or(host, |(n, _)| n)
         }
-        Ok(Err(e)) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}")).into_response(),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    };
+    name.parse::<std::net::IpAddr>().is_ok()
+        || name.eq_ignore_ascii_case("localhost")
+        || allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
+}
+
+async fn check_host(allowed: Arc<Vec<String>>, request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
+    if host_allowed(host, &allowed) {
+        return next.run(request).await;
+    }
+    let why = "this server answers requests for its own address (gipf serve --allow-host NAME adds a name)";
+    (StatusCode::MISDIRECTED_REQUEST, why).into_response()
+}
+
+/// The run's progress, read at most once per interval (off the server's
+/// thread) and shared by the requests meanwhile.
+pub struct ProgressCache {
+    run: PathBuf,
+    every: Duration,
+    /// When it was last read, and the JSON (or `None`: it could not be read).
+    last: tokio::sync::Mutex<Option<(Instant, Option<String>)>>,
+    /// Reads so far.
+    pub reads: std::sync::atomic::AtomicU64,
+}
+
+impl ProgressCache {
+    pub fn new(run: &Path, every: Duration) -> ProgressCache {
+        ProgressCache { run: run.to_path_buf(), every, last: Default::default(), reads: Default::default() }
+    }
+
+    /// The progress as JSON, read again when older than the interval; an
+    /// error is logged here, with its paths, and is `None` for the client.
+    pub async fn get(&self) -> Option<String> {
+        let mut last = self.last.lock().await;
+        if let Some((_, json)) = last.as_ref().filter(|(at, _)| at.elapsed() < self.every) {
+            return json.clone();
+        }
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let run = self.run.clone();
+        let read = tokio::task::spawn_blocking(move || crate::progress::of(&run)).await;
+        let json = match read {
+            Ok(Ok(progress)) => Some(serde_json::to_string(&progress).expect("progress is JSON")),
+            Ok(Err(e)) => {
+                tracing::warn!("the run's progress: {e:#}");
+                None
+            }
+            Err(e) => {
+                tracing::warn!("the run's progress: {e}");
+                None
+            }
+        };
+        *last = Some((Instant::now(), json.clone()));
+        json
     }
 }
 
-/// Serves [`router`] on a listening socket until the process is stopped.
-pub fn serve_on(listener: std::net::TcpListener, page: &Path, model: &Path, run: Option<&Path>) -> Result<()> {
+async fn progress(cache: Arc<ProgressCache>) -> Response {
+    match cache.get().await {
+        Some(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
+        None => (StatusCode::INTERNAL_SERVER_ERROR, "the run's progress cannot be read (the server's log says why)")
+            .into_response(),
+    }
+}
+
+/// Serves [`router`] on a listening socket until the process is stopped,
+/// each connection within `options.limits`.
+pub fn serve_on(
+    listener: std::net::TcpListener,
+    page: &Path,
+    model: &Path,
+    run: Option<&Path>,
+    options: &Options,
+) -> Result<()> {
     listener.set_nonblocking(true).context("cannot set the socket non-blocking")?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the server's runtime")?;
+    let app = router(page, model, run, options);
+    let limits = options.limits.clone();
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::from_std(listener).context("cannot use the socket")?;
-        axum::serve(listener, router(page, model, run)).await.context("the server stopped")
+        let permits = Arc::new(tokio::sync::Semaphore::new(limits.connections));
+        loop {
+            let permit = permits.clone().acquire_owned().await.context("the connection limit closed")?;
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors, say: wait, then accept again.
+                    tracing::warn!("accepting a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            tokio::spawn(serve_connection(stream, app.clone(), limits.clone(), permit));
+        }
     })
+}
+
+/// One connection, HTTP/1.1, within `limits`; its permit is given back at the end.
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    app: axum::Router,
+    limits: Limits,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+) {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(limits.header_timeout);
+    let service = hyper_util::service::TowerToHyperService::new(app);
+    let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+    let _ = tokio::time::timeout(limits.connection_timeout, connection).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_ip_addresses_localhost_or_named() {
+        let allowed = ["board.example".to_string()];
+        for host in ["127.0.0.1:8000", "127.0.0.1", "[::1]:8000", "10.1.2.3:80", "LOCALHOST:8000", "board.example"] {
+            assert!(host_allowed(host, &allowed), "{host}");
+        }
+        for host in ["", "attacker.example:8000", "localhost.attacker.example", "127.0.0.1.nip.io:8000"] {
+            assert!(!host_allowed(host, &allowed), "{host}");
+        }
+    }
+
+    /// Requests at once share one read of the run's progress.
+    #[test]
+    fn the_progress_is_read_once_per_interval() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Arc::new(ProgressCache::new(dir.path(), Duration::from_secs(60)));
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let answers = runtime.block_on(futures::future::join_all((0..20).map(|_| {
+            let cache = cache.clone();
+            async move { cache.get().await }
+        })));
+        assert!(answers.iter().all(|a| a.is_some() && a == &answers[0]), "{answers:?}");
+        assert_eq!(cache.reads.load(std::sync::atomic::Ordering::Relaxed), 1);
+    }
 }

@@ -11,7 +11,8 @@ fn start(page: &Path, model: &Path, run: Option<&Path>) -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (page, model, run) = (page.to_path_buf(), model.to_path_buf(), run.map(Path::to_path_buf));
-    std::thread::spawn(move || gipf::serve::serve_on(listener, &page, &model, run.as_deref()).unwrap());
+    let options = gipf::serve::Options::default();
+    std::thread::spawn(move || gipf::serve::serve_on(listener, &page, &model, run.as_deref(), &options).unwrap());
     port
 }
 
@@ -101,4 +102,63 @@ fn a_run_s_progress_and_elo_plot_are_served() {
     for path in ["/run/models/step-00000042.json", "/run/../run/arena/ratings.png", "/run/%2e%2e/secret.txt"] {
         assert_eq!(get(port, path).0, 404, "{path}");
     }
+}
+
+/// The status of `GET /` naming `host` in its `Host` header.
+fn status_for_host(port: u16, host: &str) -> u16 {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(stream, "GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("a status")
+}
+
+/// Many slow clients on loopback (each sends half a request and waits),
+/// more than the connections served at once: each is disconnected once its
+/// headers are late, and the page still answers meanwhile. A request for a
+/// host name the server was not told of (DNS rebinding) is refused.
+#[test]
+fn slow_clients_are_cut_off_and_foreign_hosts_refused_while_the_page_answers() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let (page, model) = (dir.path().join("page"), dir.path().join("model"));
+    for folder in [&page, &model] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    std::fs::write(page.join("index.html"), "<html>board</html>").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let limits = gipf::serve::Limits {
+        connections: 32,
+        header_timeout: Duration::from_secs(1),
+        ..gipf::serve::Limits::default()
+    };
+    let options = gipf::serve::Options { limits, allowed_hosts: vec!["board.example".into()] };
+    let served_page = page.clone();
+    std::thread::spawn(move || gipf::serve::serve_on(listener, &served_page, &model, None, &options).unwrap());
+
+    let start = Instant::now();
+    let slow: Vec<TcpStream> = (0..100)
+        .map(|_| {
+            let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            stream.write_all(b"GET / HTTP/1.1\r\nHost: 127").unwrap();
+            stream
+        })
+        .collect();
+    let (status, _, body) = get(port, "/");
+    assert_eq!((status, body.as_slice()), (200, &b"<html>board</html>"[..]));
+    let answered = start.elapsed();
+    assert!(answered < Duration::from_secs(8), "the page answered after {answered:?}");
+    for mut stream in slow {
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut rest = Vec::new();
+        let read = stream.read_to_end(&mut rest);
+        assert!(read.is_ok(), "a slow client still connected after {:?}: {read:?}", start.elapsed());
+    }
+    assert!(start.elapsed() < Duration::from_secs(12), "slow clients cut off after {:?}", start.elapsed());
+
+    assert_eq!(status_for_host(port, &format!("127.0.0.1:{port}")), 200);
+    assert_eq!(status_for_host(port, &format!("localhost:{port}")), 200);
+    assert_eq!(status_for_host(port, "board.example"), 200);
+    assert_eq!(status_for_host(port, &format!("rebound.attacker.example:{port}")), 421);
 }

@@ -24,6 +24,12 @@ pub struct Args {
     /// The address to listen on; anything but 127.0.0.1 opens the board to the network.
     #[arg(long, default_value = "127.0.0.1")]
     host: std::net::IpAddr,
+    /// A host name that requests may name besides localhost and IP
+    /// addresses, for a board served under a name (repeatable). Requests
+    /// for other names are refused, so that a page that rebinds its own
+    /// name to this machine cannot read the board.
+    #[arg(long = "allow-host")]
+    allowed_hosts: Vec<String>,
     /// The built page (scripts/web-build.sh writes web/dist).
     #[arg(long, default_value = "web/dist")]
     page: PathBuf,
@@ -72,6 +78,12 @@ pub fn run(args: Args) -> Result<()> {
     let addr = SocketAddr::new(args.host, args.port);
     let listener = std::net::TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     let url = format!("http://{addr}/");
+    if !args.host.is_loopback() {
+        eprintln!(
+            "gipf serve: listening on {addr}, beyond this machine: anyone who can reach it can play the model, \
+             download it and read the run's progress"
+        );
+    }
     println!("serving the board with {} on {url} (Ctrl-C stops)", weights.display());
     if let Some(run) = &args.run {
         println!("the progress of {} on {url}run.html", run.display());
@@ -81,5 +93,6 @@ pub fn run(args: Args) -> Result<()> {
             eprintln!("gipf serve: cannot open a browser ({e}): open {url} in one");
         }
     }
-    gipf::serve::serve_on(listener, &args.page, &model, args.run.as_deref())
+    let options = gipf::serve::Options { allowed_hosts: args.allowed_hosts, ..Default::default() };
+    gipf::serve::serve_on(listener, &args.page, &model, args.run.as_deref(), &options)
 }
