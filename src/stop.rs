@@ -11,7 +11,9 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 
 static REQUESTED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
-/// Installs the handlers (once per process; the binaries call it first).
+/// Installs the handlers, for a process whose work watches [`requested`]
+/// (the loop, self-play, the trainer); others keep the default: a signal
+/// ends them at once.
 pub fn install() -> Result<()> {
     let flag = REQUESTED.get_or_init(|| Arc::new(AtomicBool::new(false)));
     for signal in [SIGINT, SIGTERM] {

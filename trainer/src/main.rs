@@ -41,10 +41,6 @@ struct Args {
 
 fn main() {
     gipf::init_logging();
-    if let Err(err) = gipf::stop::install() {
-        eprintln!("trainer: {err:#}");
-        std::process::exit(1);
-    }
     if let Err(err) = run_args(Args::parse()) {
         eprintln!("trainer: {err:#}");
         std::process::exit(1);
@@ -57,7 +53,11 @@ fn run_args(args: Args) -> Result<()> {
     tch::set_num_threads(config.train.torch_threads);
     let run_dir = RunDir::open(&args.run.to_string_lossy())?;
     match args.bench {
-        None => run::trainer(&config, &run_dir, device, args.seed, (args.steps > 0).then_some(args.steps)),
+        None => {
+            // Training stops cleanly on SIGINT and SIGTERM; the bench ends at once.
+            gipf::stop::install()?;
+            run::trainer(&config, &run_dir, device, args.seed, (args.steps > 0).then_some(args.steps))
+        }
         Some(seconds) => bench(&config, &run_dir, device, seconds),
     }
 }

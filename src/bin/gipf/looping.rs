@@ -27,6 +27,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    // The loop stops cleanly on SIGINT and SIGTERM; other commands end at once.
+    gipf::stop::install()?;
     let config = Config::load(&args.config)?;
     let device = parse_device(&args.device)?;
     let generations = (args.generations > 0).then_some(args.generations);

@@ -42,10 +42,6 @@ enum Command {
 
 fn main() {
     gipf::init_logging();
-    if let Err(err) = gipf::stop::install() {
-        eprintln!("gipf: {err:#}");
-        std::process::exit(1);
-    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Rules(args) => gipf_core::cli::rules(args),
