@@ -46,7 +46,8 @@ status=0
 for target in "${TARGETS[@]}"; do
     log="fuzz/$target.log"
     start=$(date +%s)
-    found_before="$(find "fuzz/artifacts/$target" -type f 2>/dev/null | wc -l)"
+    mkdir -p "fuzz/artifacts/$target"
+    found_before="$(find "fuzz/artifacts/$target" -type f | wc -l)"
     if cargo +nightly fuzz run --sanitizer none "$target" "fuzz/corpus/$target" -- \
         -max_total_time="$SECONDS_EACH" ${RUNS:+-runs="$RUNS"} -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 > "$log" 2>&1; then
         :
@@ -54,7 +55,7 @@ for target in "${TARGETS[@]}"; do
         status=1
     fi
     runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)"
-    crashes=$(( $(find "fuzz/artifacts/$target" -type f 2>/dev/null | wc -l) - found_before ))
+    crashes=$(( $(find "fuzz/artifacts/$target" -type f | wc -l) - found_before ))
     printf '| `%s` | %s | %s | %s |\n' "$target" "${runs:-?}" "$(( $(date +%s) - start ))" "$crashes"
 done
 exit $status

@@ -1,16 +1,15 @@
-//! Where the network's weights come from: a fresh network, one file, or the
-//! newest checkpoint in a folder (checked again as training writes more).
+//! Checkpoints in a models folder: their descriptions, loading them (or the
+//! newest one that loads), the best one, retention, and the reference
+//! model built into the program.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use tch::Device;
 
+use crate::checkpoint_files::{check_file_name, checkpoint_stem, step_of, Retention};
 use crate::encoding::ENCODING_VERSION;
 use crate::net::{NetConfig, Network};
 use crate::rules::Variant;
@@ -205,7 +204,7 @@ pub const REFERENCE: &str = "reference";
 pub fn reference_checkpoint() -> Result<PathBuf> {
     const WEIGHTS: &[u8] = include_bytes!("../models/reference.safetensors");
     const DESCRIPTION: &[u8] = include_bytes!("../models/reference.json");
-    let dir = crate::cache_dir().join(REFERENCE).join(&crate::store::sha256_hex(WEIGHTS)[..16]);
+    let dir = crate::cache_dir().join(REFERENCE).join(&crate::durable::sha256_hex(WEIGHTS)[..16]);
     let weights = dir.join("reference.safetensors");
     if !weights.is_file() {
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -249,71 +248,6 @@ pub fn set_best_checkpoint(dir: &Path, weights: &Path) -> Result<()> {
     crate::durable::write_atomic(&dir.join(BEST_FILE), serde_json::to_string(&Best { checkpoint })?.as_bytes())
 }
 
-/// The name of the trainer's checkpoint files at `step`, without extension.
-pub fn checkpoint_stem(step: u64) -> String {
-    format!("step-{step:08}")
-}
-
-/// Accepts only the names the trainer gives a checkpoint's files,
-/// `step-NNNNNNNN.json`, `.optim` or `.safetensors` (eight digits or more):
-/// a name read from a store or a file becomes a local path only if it
-/// passes, so that it cannot reach outside its folder.
-pub fn check_file_name(name: &str) -> Result<()> {
-    let stem_ext = name.strip_prefix("step-").and_then(|rest| rest.split_once('.'));
-    let fits = stem_ext.is_some_and(|(digits, ext)| {
-        digits.len() >= 8
-            && digits.bytes().all(|b| b.is_ascii_digit())
-            && ["json", "optim", "safetensors"].contains(&ext)
-    });
-    anyhow::ensure!(fits, "{name:?} is not the name of a checkpoint file (step-NNNNNNNN.json, .optim or .safetensors)");
-    Ok(())
-}
-
-/// The step of a checkpoint weights file named `step-NNNNNNNN.safetensors`.
-pub fn step_of(path: &Path) -> Option<u64> {
-    let name = path.file_name()?.to_str()?;
-    let digits = name.strip_prefix("step-")?.strip_suffix(".safetensors")?;
-    let fits = digits.len() >= 8 && digits.bytes().all(|b| b.is_ascii_digit());
-    fits.then(|| digits.parse().ok()).flatten()
-}
-
-/// What the retention policy does to a models folder holding the
-/// checkpoints `steps`: keeps the newest `keep_last`, of the older ones the
-/// first of every `keep_every_steps` steps, and `protected` (the best one,
-/// or the one `latest.json` names); removes the others, and the optimizer
-/// state of every kept one but the newest `keep_last`, which alone can be
-/// resumed from. `keep_last = 0` keeps everything.
-#[derive(Debug, Default, PartialEq)]
-pub struct Retention {
-    /// Checkpoints to remove.
-    pub remove: Vec<u64>,
-    /// Checkpoints kept without their optimizer state.
-    pub drop_optimizer: Vec<u64>,
-}
-
-impl Retention {
-    pub fn plan(steps: &[u64], keep_last: usize, keep_every_steps: u64, protected: Option<u64>) -> Retention {
-        let mut plan = Retention::default();
-        if keep_last == 0 {
-            return plan;
-        }
-        let mut steps = steps.to_vec();
-        steps.sort();
-        let newest_from = steps.len().saturating_sub(keep_last);
-        let mut last_bucket = None;
-        for &step in &steps[..newest_from] {
-            let bucket = (keep_every_steps > 0).then(|| step / keep_every_steps);
-            let first_of_bucket = bucket.is_some() && bucket != last_bucket;
-            last_bucket = bucket.or(last_bucket);
-            match first_of_bucket || protected == Some(step) {
-                true => plan.drop_optimizer.push(step),
-                false => plan.remove.push(step),
-            }
-        }
-        plan
-    }
-}
-
 /// Applies the retention policy ([`Retention`]) to a models folder, the
 /// best checkpoint (`best.json`) protected: removes weights first, so that
 /// no reader sees half a checkpoint. Returns the steps removed.
@@ -343,181 +277,9 @@ pub fn prune(dir: &Path, keep_last: usize, keep_every_steps: u64) -> Result<Vec<
     Ok(plan.remove)
 }
 
-/// A `--model` argument: a weights file, a folder of checkpoints, or the
-/// models of a run in an object store (`s3://bucket/prefix/models`).
-#[derive(Clone, Debug)]
-pub enum ModelSource {
-    /// No model given: a freshly initialised network.
-    Fresh,
-    File(PathBuf),
-    Folder(PathBuf),
-    /// The checkpoint named in the store's `latest.json`, downloaded into
-    /// a local folder; the store is asked again at most every [`POLL`].
-    Store(Arc<RemoteModels>),
-}
-
-/// How often self-play asks an object store for a newer checkpoint.
-pub const POLL: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// How many checkpoints self-play keeps in its local copy of a store's
-/// models folder (it plays with the newest).
-pub const CACHED_CHECKPOINTS: usize = 3;
-
-/// The models of a run in an object store, and their local copies.
-#[derive(Debug)]
-pub struct RemoteModels {
-    pub store: crate::store::Store,
-    pub cache: PathBuf,
-    /// When the store last answered or failed, and the weights it named
-    /// last; `None` before its first answer.
-    last: Mutex<Option<(Instant, Option<PathBuf>)>>,
-    /// Whether a poll is running on its own thread.
-    polling: AtomicBool,
-    /// The `latest.json` last downloaded, and its local weights.
-    downloaded: Mutex<Option<(crate::store::Latest, PathBuf)>>,
-}
-
-impl RemoteModels {
-    /// The local weights of `latest`, downloaded unless they were for the
-    /// same `latest.json` last time.
-    fn download(&self, latest: crate::store::Latest) -> Result<PathBuf> {
-        let mut downloaded = self.downloaded.lock().expect("no panic while downloading");
-        if let Some((_, weights)) = downloaded.as_ref().filter(|(seen, _)| *seen == latest) {
-            return Ok(weights.clone());
-        }
-        let weights = self.store.download_checkpoint("", &latest, &self.cache, false)?;
-        *downloaded = Some((latest, weights.clone()));
-        if let Err(e) = prune(&self.cache, CACHED_CHECKPOINTS, 0) {
-            tracing::warn!("pruning {}: {e:#}", self.cache.display());
-        }
-        Ok(weights)
-    }
-
-    /// Asks the store for its newest checkpoint and downloads it.
-    fn ask(&self) -> Result<Option<PathBuf>> {
-        match self.store.latest("")? {
-            Some(latest) => Ok(Some(self.download(latest)?)),
-            None => Ok(None),
-        }
-    }
-
-    /// The weights to play with. The first time the store is asked at once
-    /// (its error is the caller's); after that the last answer is given at
-    /// once, and every [`POLL`] the store is asked again on a thread of its
-    /// own, so that a store that stops answering (each request may wait out
-    /// its timeout) never holds up the caller.
-    fn current(self: &Arc<Self>) -> Result<Option<PathBuf>> {
-        let last = self.last.lock().expect("no panic while polling").clone();
-        let Some((at, weights)) = last else {
-            let weights = self.ask()?;
-            *self.last.lock().expect("no panic while polling") = Some((Instant::now(), weights.clone()));
-            return Ok(weights);
-        };
-        if at.elapsed() >= POLL && !self.polling.swap(true, Ordering::AcqRel) {
-            let models = self.clone();
-            let poll = std::thread::Builder::new().name("checkpoint-poll".into()).spawn(move || models.poll());
-            if let Err(e) = poll {
-                tracing::warn!("cannot start a checkpoint poll: {e} (trying again later)");
-                self.polling.store(false, Ordering::Release);
-            }
-        }
-        Ok(weights)
-    }
-
-    /// One poll of [`RemoteModels::current`]'s thread: until the store
-    /// answers again, the checkpoint in use stays.
-    fn poll(&self) {
-        let newest = self.ask();
-        let mut last = self.last.lock().expect("no panic while polling");
-        let kept = last.take().and_then(|(_, weights)| weights);
-        let weights = newest.unwrap_or_else(|e| {
-            tracing::warn!("looking for a newer checkpoint: {e:#} (keeping the current one)");
-            kept
-        });
-        *last = Some((Instant::now(), weights));
-        self.polling.store(false, Ordering::Release);
-    }
-}
-
-impl ModelSource {
-    pub fn from_arg(arg: Option<&Path>) -> Result<ModelSource> {
-        Ok(match arg {
-            None => ModelSource::Fresh,
-            Some(p) if crate::store::is_url(&p.to_string_lossy()) => {
-                let url = p.to_string_lossy();
-                let cache = crate::store::local_cache(&url, "models");
-                ModelSource::remote(crate::store::Store::open(&url)?, cache)
-            }
-            Some(p) if p.is_dir() => ModelSource::Folder(p.to_path_buf()),
-            Some(p) if p.is_file() => ModelSource::File(p.to_path_buf()),
-            Some(p) => bail!("model {} does not exist", p.display()),
-        })
-    }
-
-    /// The checkpoints that `store`'s `latest.json` names, downloaded into `cache`.
-    pub fn remote(store: crate::store::Store, cache: PathBuf) -> ModelSource {
-        let models = RemoteModels {
-            store,
-            cache,
-            last: Default::default(),
-            polling: AtomicBool::new(false),
-            downloaded: Default::default(),
-        };
-        ModelSource::Store(Arc::new(models))
-    }
-
-    /// Whether newer checkpoints may appear (a folder, or a store).
-    pub fn follows_training(&self) -> bool {
-        matches!(self, ModelSource::Folder(_) | ModelSource::Store(_))
-    }
-
-    /// The weights to use now, if any: for a folder, the checkpoint named in
-    /// its `best.json` when the loop gates checkpoints, else the newest.
-    pub fn current(&self) -> Result<Option<PathBuf>> {
-        match self {
-            ModelSource::Fresh => Ok(None),
-            ModelSource::File(p) => Ok(Some(p.clone())),
-            ModelSource::Folder(dir) => match best_checkpoint(dir)? {
-                Some(best) => Ok(Some(best)),
-                None => newest_checkpoint(dir),
-            },
-            ModelSource::Store(remote) => remote.current(),
-        }
-    }
-}
-
-/// How a model is named in game files: its file name, or "fresh" for an
-/// untrained network.
-pub fn model_name(path: Option<&Path>) -> String {
-    match path {
-        Some(p) => p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned()),
-        None => "fresh".to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_folder_gives_its_best_checkpoint_else_its_newest() {
-        let dir = tempfile::tempdir().unwrap();
-        let models = dir.path();
-        for name in ["step-00000000.safetensors", "step-00000010.safetensors"] {
-            std::fs::write(models.join(name), b"w").unwrap();
-        }
-        let source = ModelSource::Folder(models.to_path_buf());
-        assert_eq!(source.current().unwrap(), Some(models.join("step-00000010.safetensors")));
-        set_best_checkpoint(models, &models.join("step-00000000.safetensors")).unwrap();
-        assert_eq!(source.current().unwrap(), Some(models.join("step-00000000.safetensors")));
-
-        std::fs::write(models.join(BEST_FILE), r#"{"checkpoint": "step-00000099.safetensors"}"#).unwrap();
-        let err = format!("{:#}", source.current().unwrap_err());
-        assert!(err.contains("step-00000099.safetensors, which does not exist"), "{err}");
-        std::fs::write(models.join(BEST_FILE), "{").unwrap();
-        let err = format!("{:#}", source.current().unwrap_err());
-        assert!(err.contains("not a best-checkpoint file"), "{err}");
-    }
 
     #[test]
     fn retention_keeps_the_newest_every_nth_and_the_best() {

@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
 
 const TEMPORARY_PREFIX: &str = ".tmp-";
 
@@ -76,6 +77,11 @@ pub fn remove_stale_temporaries(dir: &Path, age: std::time::Duration) -> usize {
         }
     }
     removed
+}
+
+/// The sha256 of `bytes`, in hexadecimal.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! GIPF: an AlphaZero-style training system built on the LibTorch-free
 //! core (`gipf-core`: `rules`, `encoding`, `search`, the baseline players),
-//! re-exported here. Modules in dependency order: the core ← `net` ←
-//! `config`, `durable`, `games` ← `shards`, `store`, `checkpoint`, `lease` ← `selfplay`, `train`,
-//! `players` ← `arena`, `engine`, `export`, `serve`, `bench`.
+//! re-exported here. Modules in dependency order (each uses only those
+//! before it): the core ← `net` ← `config`, `durable`, `weights`,
+//! `checkpoint_files`, `games`, `stop` ← `shards`, `checkpoint` ← `store`,
+//! `progress`, `export` ← `lease`, `model_source`, `serve`, `bench` ←
+//! `players` ← `engine`, `arena`, `selfplay` ← `train`.
 
 pub use gipf_core::{encoding, rules, search};
 
@@ -12,12 +14,14 @@ pub mod players;
 pub mod arena;
 pub mod bench;
 pub mod checkpoint;
+pub mod checkpoint_files;
 pub mod config;
 pub mod durable;
 pub mod engine;
 pub mod export;
 pub mod games;
 pub mod lease;
+pub mod model_source;
 pub mod progress;
 pub mod selfplay;
 pub mod serve;

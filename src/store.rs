@@ -28,9 +28,9 @@ use futures::StreamExt;
 use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use crate::durable::write_atomic;
+use crate::checkpoint_files::{check_file_name, checkpoint_stem, step_of, Retention};
+use crate::durable::{sha256_hex, write_atomic};
 
 /// Whether a run or model argument names an object store.
 pub fn is_url(text: &str) -> bool {
@@ -95,11 +95,6 @@ impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         write!(f, "Store({})", self.url)
     }
-}
-
-/// The sha256 of `bytes`, in hexadecimal.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Store {
@@ -368,19 +363,19 @@ impl Store {
         self.put_if(&join(folder, LATEST_FILE), serde_json::to_vec_pretty(&latest)?, version)
     }
 
-    /// Applies the retention policy ([`crate::checkpoint::Retention`]) to
+    /// Applies the retention policy ([`crate::checkpoint_files::Retention`]) to
     /// the checkpoints in `folder`, never removing the one `latest.json`
     /// names: weights first, so that no reader finds half a checkpoint.
     /// Returns the steps removed.
     pub fn prune_checkpoints(&self, folder: &str, keep_last: usize, keep_every_steps: u64) -> Result<Vec<u64>> {
         let names = self.list(folder)?;
-        let steps: Vec<u64> = names.iter().filter_map(|n| crate::checkpoint::step_of(Path::new(n))).collect();
+        let steps: Vec<u64> = names.iter().filter_map(|n| step_of(Path::new(n))).collect();
         let latest = self.latest(folder)?.map(|latest| latest.step);
-        let plan = crate::checkpoint::Retention::plan(&steps, keep_last, keep_every_steps, latest);
+        let plan = Retention::plan(&steps, keep_last, keep_every_steps, latest);
         let removals = plan.remove.iter().flat_map(|step| ["safetensors", "json", "optim"].map(|ext| (*step, ext)));
         let optimizers = plan.drop_optimizer.iter().map(|step| (*step, "optim"));
         for (step, ext) in removals.chain(optimizers) {
-            let name = format!("{}.{ext}", crate::checkpoint::checkpoint_stem(step));
+            let name = format!("{}.{ext}", checkpoint_stem(step));
             if names.contains(&name) {
                 self.delete(&join(folder, &name))?;
             }
@@ -467,7 +462,7 @@ impl Latest {
     /// among them.
     pub fn check(&self) -> Result<()> {
         for name in self.sha256.keys() {
-            crate::checkpoint::check_file_name(name)?;
+            check_file_name(name)?;
         }
         anyhow::ensure!(
             self.weights.ends_with(".safetensors") && self.sha256.contains_key(&self.weights),

@@ -238,5 +238,5 @@ fn sigterm_writes_the_finished_games_and_the_trainers_steps() {
     assert!(written > 0 && written == finished.iter().sum::<u64>(), "{written} games written, finished {finished:?}");
     let steps = logged(&log, "training stopped: its steps are saved", "step=");
     let newest = gipf::checkpoint::newest_checkpoint(&run.join("models")).unwrap().unwrap();
-    assert_eq!(steps, [gipf::checkpoint::step_of(&newest).unwrap()], "{log}");
+    assert_eq!(steps, [gipf::checkpoint_files::step_of(&newest).unwrap()], "{log}");
 }

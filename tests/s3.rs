@@ -237,7 +237,7 @@ fn latest_json_reaches_no_file_outside_the_cache_and_stale_weights_are_replaced(
         let stem = format!("step-{step:08}");
         let (json, weights) = (format!("{stem}.json"), format!("{stem}.safetensors"));
         publish(&models, &[(json.as_str(), &b"{}"[..]), (weights.as_str(), stem.as_bytes())], &weights);
-        let source = gipf::checkpoint::ModelSource::remote(
+        let source = gipf::model_source::ModelSource::remote(
             server.store(&format!("s3://{BUCKET}/runs/names/models")),
             worker_cache.clone(),
         );

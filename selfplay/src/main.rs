@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
-use gipf::checkpoint::ModelSource;
 use gipf::config::Config;
+use gipf::model_source::ModelSource;
 use gipf::net::parse_device;
 use gipf::selfplay::{run, RunOptions};
 

@@ -7,9 +7,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gipf::checkpoint::ModelSource;
 use gipf::config::Config;
 use gipf::games::{EndReason, GameFile};
+use gipf::model_source::ModelSource;
 use gipf::rules::{Action, Position};
 use gipf::selfplay::{run, RunOptions};
 use gipf::shards;

@@ -93,7 +93,7 @@ impl PlayerSpec {
                     true => crate::store::fetch_checkpoint(path).with_context(|| format!("player '{text}'"))?,
                     false if path == crate::checkpoint::REFERENCE => crate::checkpoint::reference_checkpoint()?,
                     // A models folder plays its best checkpoint, else its newest.
-                    false if Path::new(path).is_dir() => crate::checkpoint::ModelSource::Folder(path.into())
+                    false if Path::new(path).is_dir() => crate::model_source::ModelSource::Folder(path.into())
                         .current()
                         .with_context(|| format!("player '{text}'"))?
                         .with_context(|| format!("player '{text}': no checkpoint in {path} yet"))?,

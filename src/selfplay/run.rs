@@ -14,9 +14,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tch::Device;
 
 use super::{ConstantForward, Forward, Generator, Stats};
-use crate::checkpoint::{load_checkpoint_or_older, model_name, ModelSource};
+use crate::checkpoint::load_checkpoint_or_older;
 use crate::config::Config;
 use crate::games::GameFile;
+use crate::model_source::{model_name, ModelSource};
 use crate::net::Network;
 use crate::shards::ShardWriter;
 use crate::store::Store;

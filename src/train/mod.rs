@@ -221,7 +221,7 @@ impl Trainer {
             }
         }
         std::fs::create_dir_all(models).with_context(|| format!("cannot create {}", models.display()))?;
-        let stem = crate::checkpoint::checkpoint_stem(self.step);
+        let stem = crate::checkpoint_files::checkpoint_stem(self.step);
         let meta = CheckpointMeta {
             format: CHECKPOINT_FORMAT,
             step: self.step,

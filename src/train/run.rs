@@ -15,9 +15,10 @@ use tch::Device;
 use super::data::GamesSource;
 use super::{train_steps, Logs, RunDir, Trainer, Wait};
 use crate::arena;
-use crate::checkpoint::{newest_checkpoint, prune, read_meta, ModelSource};
+use crate::checkpoint::{newest_checkpoint, prune, read_meta};
 use crate::config::Config;
 use crate::lease::Lease;
+use crate::model_source::ModelSource;
 use crate::selfplay::{self, RunOptions};
 use crate::store::{Store, Superseded, LATEST_FILE};
 

@@ -5,9 +5,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gipf::checkpoint::ModelSource;
 use gipf::config::Config;
 use gipf::games::GameFile;
+use gipf::model_source::ModelSource;
 use gipf::selfplay::{run, RunOptions};
 use gipf::store::ShardFeed;
 use gipf::train::data::{game_samples, GamesRead, GamesSource, Targets, Window};

@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gipf::checkpoint::ModelSource;
 use gipf::config::Config;
 use gipf::encoding::INPUT_SIZE;
+use gipf::model_source::ModelSource;
 use gipf::selfplay::{run, RunOptions};
 use gipf::shards;
 use gipf::train::data::{game_samples, GamesRead, GamesSource, Targets, Window};
@@ -379,7 +379,7 @@ fn tensorboard_reads_the_training_logs() {
 
 fn checkpoint_steps(models: &Path) -> Vec<u64> {
     let mut steps: Vec<u64> = std::fs::read_dir(models)
-        .map(|entries| entries.filter_map(|e| gipf::checkpoint::step_of(&e.ok()?.path())).collect())
+        .map(|entries| entries.filter_map(|e| gipf::checkpoint_files::step_of(&e.ok()?.path())).collect())
         .unwrap_or_default();
     steps.sort();
     steps

@@ -4,8 +4,9 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use gipf::checkpoint::{reference_checkpoint, ModelSource};
+use gipf::checkpoint::reference_checkpoint;
 use gipf::export::{export, ONNX_FILE};
+use gipf::model_source::ModelSource;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -54,7 +55,7 @@ fn checkpoint(model: Option<&str>) -> Result<PathBuf> {
 /// under the weights' sha256.
 fn exported(weights: &Path) -> Result<PathBuf> {
     let bytes = std::fs::read(weights).with_context(|| format!("cannot read checkpoint {}", weights.display()))?;
-    let dir = gipf::cache_dir().join("serve").join(&gipf::store::sha256_hex(&bytes)[..16]);
+    let dir = gipf::cache_dir().join("serve").join(&gipf::durable::sha256_hex(&bytes)[..16]);
     if !dir.join(ONNX_FILE).is_file() {
         let temporary = dir.with_extension("partial");
         let _ = std::fs::remove_dir_all(&temporary);
