@@ -46,7 +46,7 @@ status=0
 for target in "${TARGETS[@]}"; do
     log="fuzz/$target.log"
     start=$(date +%s)
-    mkdir -p "fuzz/artifacts/$target"
+    mkdir -p "fuzz/artifacts/$target" "fuzz/corpus/$target"
     found_before="$(find "fuzz/artifacts/$target" -type f | wc -l)"
     if cargo +nightly fuzz run --sanitizer none "$target" "fuzz/corpus/$target" -- \
         -max_total_time="$SECONDS_EACH" ${RUNS:+-runs="$RUNS"} -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 > "$log" 2>&1; then

@@ -7,10 +7,11 @@
 //! the momentum buffers and, when the published weights are an average, the
 //! trained weights under `trained/`) and a small JSON (`.json`, see
 //! [`CheckpointMeta`]), each synced before it is renamed into place. A batch
-//! whose loss is not finite changes neither the weights nor the momentum
-//! (its update is masked on the device, so a NaN is never saved and nothing
-//! waits for a read-back); [`MAX_NON_FINITE_IN_A_ROW`] of them in a row stop
-//! training with an error.
+//! whose loss (or whose batch-norm statistics) is not finite changes no
+//! variable: weights, running statistics and momentum (its update is masked
+//! on the device, so a NaN is never saved and nothing waits for a
+//! read-back); [`MAX_NON_FINITE_IN_A_ROW`] of them in a row stop training
+//! with an error.
 
 pub mod data;
 pub mod run;
