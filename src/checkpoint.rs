@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use tch::Device;
 
-use crate::checkpoint_files::{check_file_name, checkpoint_stem, step_of, Retention};
+use crate::checkpoint_files::{check_file_name, checkpoint_stem, step_of, Retention, REMOVAL_ORDER};
 use crate::encoding::ENCODING_VERSION;
 use crate::net::{NetConfig, Network};
 use crate::rules::Variant;
@@ -32,7 +32,8 @@ pub struct CheckpointMeta {
     pub format: u32,
     pub step: u64,
     /// Samples drawn by training so far.
-    pub samples_seen: u64,
+    #[serde(rename = "samples_seen")]
+    pub samples_drawn: u64,
     pub encoding_version: u32,
     pub network: NetConfig,
     /// The variant it plays (format 2; format 1 has it in `config` only).
@@ -249,7 +250,7 @@ pub fn set_best_checkpoint(dir: &Path, weights: &Path) -> Result<()> {
 }
 
 /// Applies the retention policy ([`Retention`]) to a models folder, the
-/// best checkpoint (`best.json`) protected: removes weights first, so that
+/// best checkpoint (`best.json`) protected: weights first ([`REMOVAL_ORDER`]), so that
 /// no reader sees half a checkpoint. Returns the steps removed.
 pub fn prune(dir: &Path, keep_last: usize, keep_every_steps: u64) -> Result<Vec<u64>> {
     if keep_last == 0 {
@@ -266,12 +267,10 @@ pub fn prune(dir: &Path, keep_last: usize, keep_every_steps: u64) -> Result<Vec<
         _ => Ok(()),
     };
     let stem = |step: u64| dir.join(checkpoint_stem(step));
-    for &step in plan.remove.iter().chain(&plan.drop_optimizer) {
-        remove_file(stem(step).with_extension("optim"))?;
-    }
-    for &step in &plan.remove {
-        remove_file(stem(step).with_extension("safetensors"))?;
-        remove_file(stem(step).with_extension("json"))?;
+    let removals = plan.remove.iter().flat_map(|&step| REMOVAL_ORDER.map(|ext| (step, ext)));
+    let optimizers = plan.drop_optimizer.iter().map(|&step| (step, "optim"));
+    for (step, ext) in removals.chain(optimizers) {
+        remove_file(stem(step).with_extension(ext))?;
     }
     crate::durable::sync_folder(dir)?;
     Ok(plan.remove)
@@ -358,7 +357,7 @@ mod tests {
             let meta = CheckpointMeta {
                 format: CHECKPOINT_FORMAT,
                 step: 1,
-                samples_seen: 0,
+                samples_drawn: 0,
                 encoding_version: ENCODING_VERSION,
                 network: NetConfig { blocks, channels, value_hidden: 32, ..crate::net::TINY },
                 variant: Some(Variant::Standard),
@@ -383,7 +382,7 @@ mod tests {
         let meta = CheckpointMeta {
             format: CHECKPOINT_FORMAT,
             step: 1,
-            samples_seen: 1,
+            samples_drawn: 1,
             encoding_version: ENCODING_VERSION,
             network: NetConfig { value_pooling: true, aux_targets: true, ..crate::net::TINY },
             variant: Some(Variant::Standard),

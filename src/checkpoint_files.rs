@@ -34,6 +34,11 @@ pub fn step_of(path: &Path) -> Option<u64> {
     fits.then(|| digits.parse().ok()).flatten()
 }
 
+/// The order in which a removed checkpoint's files go, locally and in a
+/// store: the weights first, so that no reader finds weights without the
+/// rest of their checkpoint.
+pub const REMOVAL_ORDER: [&str; 3] = ["safetensors", "json", "optim"];
+
 /// What the retention policy does to a models folder holding the
 /// checkpoints `steps`: keeps the newest `keep_last`, of the older ones the
 /// first of every `keep_every_steps` steps, and `protected` (the best one,

@@ -53,7 +53,7 @@ impl ModelCard {
         Ok(ModelCard {
             checkpoint: name.to_string(),
             step: meta.step,
-            samples_seen: meta.samples_seen,
+            samples_seen: meta.samples_drawn,
             variant: meta.variant()?,
             encoding_version: ENCODING_VERSION,
             network: meta.network,
@@ -145,7 +145,7 @@ mod tests {
         let meta = CheckpointMeta {
             format: crate::checkpoint::CHECKPOINT_FORMAT,
             step: 3,
-            samples_seen: 10,
+            samples_drawn: 10,
             encoding_version: ENCODING_VERSION,
             network: crate::net::TINY,
             variant: Some(Variant::Standard),

@@ -29,7 +29,7 @@ use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint_files::{check_file_name, checkpoint_stem, step_of, Retention};
+use crate::checkpoint_files::{check_file_name, checkpoint_stem, step_of, Retention, REMOVAL_ORDER};
 use crate::durable::{sha256_hex, write_atomic};
 
 /// Whether a run or model argument names an object store.
@@ -363,16 +363,16 @@ impl Store {
         self.put_if(&join(folder, LATEST_FILE), serde_json::to_vec_pretty(&latest)?, version)
     }
 
-    /// Applies the retention policy ([`crate::checkpoint_files::Retention`]) to
+    /// Applies the retention policy ([`Retention`]) to
     /// the checkpoints in `folder`, never removing the one `latest.json`
-    /// names: weights first, so that no reader finds half a checkpoint.
+    /// names: weights first ([`REMOVAL_ORDER`]), so that no reader finds half a checkpoint.
     /// Returns the steps removed.
     pub fn prune_checkpoints(&self, folder: &str, keep_last: usize, keep_every_steps: u64) -> Result<Vec<u64>> {
         let names = self.list(folder)?;
         let steps: Vec<u64> = names.iter().filter_map(|n| step_of(Path::new(n))).collect();
         let latest = self.latest(folder)?.map(|latest| latest.step);
         let plan = Retention::plan(&steps, keep_last, keep_every_steps, latest);
-        let removals = plan.remove.iter().flat_map(|step| ["safetensors", "json", "optim"].map(|ext| (*step, ext)));
+        let removals = plan.remove.iter().flat_map(|step| REMOVAL_ORDER.map(|ext| (*step, ext)));
         let optimizers = plan.drop_optimizer.iter().map(|step| (*step, "optim"));
         for (step, ext) in removals.chain(optimizers) {
             let name = format!("{}.{ext}", checkpoint_stem(step));

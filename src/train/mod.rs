@@ -75,7 +75,7 @@ pub struct Trainer {
     half: Option<Network>,
     pub step: u64,
     /// Samples drawn by training.
-    pub samples_seen: u64,
+    pub samples_drawn: u64,
     /// Samples read from self-play and the games files read, as the window
     /// last reported them (saved with each checkpoint).
     pub samples_read: u64,
@@ -95,7 +95,7 @@ impl Trainer {
             momentum,
             average,
             step: 0,
-            samples_seen: 0,
+            samples_drawn: 0,
             samples_read: 0,
             games_read: GamesRead::default(),
             config: config.clone(),
@@ -177,7 +177,7 @@ impl Trainer {
             momentum,
             average,
             step: meta.step,
-            samples_seen: meta.samples_seen,
+            samples_drawn: meta.samples_drawn,
             samples_read: meta.samples_read.unwrap_or(0),
             games_read: GamesRead {
                 cursor: meta.games_cursor,
@@ -195,14 +195,14 @@ impl Trainer {
 
     /// Samples drawn per sample read from self-play (bounded by `train.max_reuse`).
     pub fn reuse(&self) -> f64 {
-        self.samples_seen as f64 / self.samples_read.max(1) as f64
+        self.samples_drawn as f64 / self.samples_read.max(1) as f64
     }
 
     /// The steps this trainer may take now under `train.max_reuse`.
     pub fn steps_allowed(&self) -> u64 {
         let t = &self.config.train;
         let budget = (t.max_reuse * self.samples_read as f64) as u64;
-        budget.saturating_sub(self.samples_seen) / t.batch_size as u64
+        budget.saturating_sub(self.samples_drawn) / t.batch_size as u64
     }
 
     /// A window that continues where this trainer's checkpoint left off.
@@ -226,7 +226,7 @@ impl Trainer {
         let meta = CheckpointMeta {
             format: CHECKPOINT_FORMAT,
             step: self.step,
-            samples_seen: self.samples_seen,
+            samples_drawn: self.samples_drawn,
             encoding_version: ENCODING_VERSION,
             network: self.config.network,
             variant: Some(self.config.selfplay.variant),
@@ -332,7 +332,7 @@ impl Trainer {
             copy_variables(half, &self.network);
         }
         self.step += 1;
-        self.samples_seen += batch.size as u64;
+        self.samples_drawn += batch.size as u64;
         let (entropy, errors) = tch::no_grad(|| {
             let p = log_p.exp();
             let entropy = -(&p * log_p.clamp_min(-1e4)).sum_dim_intlist(1, false, Kind::Float).mean(Kind::Float);
@@ -379,7 +379,7 @@ impl Trainer {
     pub fn read(&mut self, sums: &mut StepSums) -> Interval {
         let interval = sums.read();
         self.step -= interval.skipped_steps;
-        self.samples_seen -= interval.skipped_samples;
+        self.samples_drawn -= interval.skipped_samples;
         interval
     }
 }
@@ -745,7 +745,7 @@ pub fn train_steps(
         Ok(())
     })?;
     logs.flush();
-    let wait = (take < steps).then_some(Wait::Reuse { drawn: trainer.samples_seen, read: window.total_samples });
+    let wait = (take < steps).then_some(Wait::Reuse { drawn: trainer.samples_drawn, read: window.total_samples });
     Ok(Trained { steps: done, wait })
 }
 

@@ -36,18 +36,18 @@ fn bar(len: Option<u64>) -> ProgressBar {
     bar
 }
 
-fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Trainer, Logs, Unpublished)> {
+fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Trainer, Logs, Publisher)> {
     crate::config::warn_if_past_the_cores("the trainer (train.torch_threads)", config.train.torch_threads as usize);
     for dir in [run.games(), run.models(), run.logs()] {
         std::fs::create_dir_all(&dir)?;
     }
-    let mut unpublished = Unpublished::default();
+    let mut publisher = Publisher::default();
     if let Some(store) = &run.store {
         let owner = format!("trainer {}", crate::shards::new_worker_id());
         // Its own client: the lease is renewed from a thread of its own.
         let lease_store = Arc::new(Store::open(&store.url(""))?);
-        unpublished.lease = Some(Lease::take(lease_store, &owner)?);
-        unpublished.latest_version = store.get_versioned(&format!("models/{LATEST_FILE}"))?.and_then(|(_, v)| v);
+        publisher.lease = Some(Lease::take(lease_store, &owner)?);
+        publisher.latest_version = store.get_versioned(&format!("models/{LATEST_FILE}"))?.and_then(|(_, v)| v);
         // A trainer on a new machine resumes from the store's newest checkpoint.
         if newest_checkpoint(&run.models())?.is_none() {
             if let Some(latest) = store.latest("models")? {
@@ -59,10 +59,10 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
     if trainer.step == 0 {
         // The first checkpoint is the untrained network, so that self-play and
         // the arena have a fixed starting point.
-        save(&trainer, run, &mut unpublished)?;
+        save(&trainer, run, &mut publisher)?;
     }
     tracing::info!(step = trainer.step, run = %run.root.display(), kind = ?trainer.kind(), "trainer ready");
-    Ok((trainer, Logs::new(&run.logs())?, unpublished))
+    Ok((trainer, Logs::new(&run.logs())?, publisher))
 }
 
 /// The newest checkpoint not yet published to the run's object store. A
@@ -74,7 +74,7 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
 /// the holder of the run's lease publishes, and only over the `latest.json`
 /// it last saw (a conditional write).
 #[derive(Default)]
-struct Unpublished {
+struct Publisher {
     checkpoint: Option<(PathBuf, u64)>,
     published_step: Option<u64>,
     lease: Option<Lease>,
@@ -83,7 +83,7 @@ struct Unpublished {
     latest_version: Option<String>,
 }
 
-impl Unpublished {
+impl Publisher {
     /// Publishes the checkpoint when it is due (or `force`); an error only
     /// when the lease was lost.
     fn publish(&mut self, run: &RunDir, config: &Config, force: bool) -> Result<()> {
@@ -129,11 +129,11 @@ impl Unpublished {
 
 /// Saves a checkpoint (and for a run in an object store, publishes it when
 /// due), then applies the retention policy, which keeps the newest.
-fn save(trainer: &Trainer, run: &RunDir, unpublished: &mut Unpublished) -> Result<PathBuf> {
+fn save(trainer: &Trainer, run: &RunDir, publisher: &mut Publisher) -> Result<PathBuf> {
     let path = trainer.save(&run.models())?;
     if run.store.is_some() {
-        unpublished.checkpoint = Some((path.clone(), trainer.step));
-        unpublished.publish(run, &trainer.config, false)?;
+        publisher.checkpoint = Some((path.clone(), trainer.step));
+        publisher.publish(run, &trainer.config, false)?;
     }
     let t = &trainer.config.train;
     let removed = prune(&run.models(), t.keep_last, t.keep_every_steps)?;
@@ -161,7 +161,7 @@ pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_s
 fn train_beside_self_play(
     config: &Config,
     run: &RunDir,
-    (mut trainer, mut logs, mut unpublished): (Trainer, Logs, Unpublished),
+    (mut trainer, mut logs, mut publisher): (Trainer, Logs, Publisher),
     seed: u64,
     total_steps: Option<u64>,
     check: &mut dyn FnMut() -> Result<()>,
@@ -200,7 +200,7 @@ fn train_beside_self_play(
         }
         let done = total_steps.is_some_and(|n| trainer.step >= n) || crate::stop::requested();
         if unsaved > 0 && (unsaved >= config.train.steps_per_generation || trained.wait.is_some() || done) {
-            let path = save(&trainer, run, &mut unpublished)?;
+            let path = save(&trainer, run, &mut publisher)?;
             bar.suspend(|| tracing::info!(checkpoint = %path.display(), "saved"));
             unsaved = 0;
         }
@@ -211,14 +211,14 @@ fn train_beside_self_play(
             }
             std::thread::sleep(POLL);
             idle += POLL;
-            unpublished.publish(run, config, false)?;
+            publisher.publish(run, config, false)?;
         }
     }
     bar.finish();
     if crate::stop::requested() {
         tracing::info!(step = trainer.step, "training stopped: its steps are saved");
     }
-    unpublished.publish_last(run, config)
+    publisher.publish_last(run, config)
 }
 
 /// Where the loop's self-play writes its games: the games folder, or with a
@@ -248,7 +248,7 @@ pub fn self_play_loop(
     let Some(games_per_generation) = config.main_loop.games_per_generation else {
         return loop_with_workers(config, run, device, seed, generations);
     };
-    let (mut trainer, mut logs, mut unpublished) = start(config, run, device, seed)?;
+    let (mut trainer, mut logs, mut publisher) = start(config, run, device, seed)?;
     let worker = crate::shards::new_worker_id();
     let (out, upload) = games_destination(run, "outbox")?;
     let mut feed = run.feed();
@@ -301,7 +301,7 @@ pub fn self_play_loop(
         }
         if trained.steps > 0 {
             logs.pacing(trainer.step, trainer.reuse(), None);
-            let path = save(&trainer, run, &mut unpublished)?;
+            let path = save(&trainer, run, &mut publisher)?;
             tracing::info!(generation, step = trainer.step, checkpoint = %path.display(), "trained");
             if let Some(gate) = &config.gate {
                 let outcome = arena::gate::gate(&run.root, &path, gate, config, device, seed ^ trainer.step)?;
@@ -317,7 +317,7 @@ pub fn self_play_loop(
             }
         }
     }
-    unpublished.publish_last(run, config)
+    publisher.publish_last(run, config)
 }
 
 /// The loop with `loop.workers` self-play threads beside the trainer (a

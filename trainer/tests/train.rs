@@ -126,7 +126,7 @@ fn resumes_exactly(config: Config) {
     let weights = trainer.save(models.path()).unwrap();
     assert!(weights.ends_with("step-00000003.safetensors"));
     let mut resumed = Trainer::resume_or_new(&config, models.path(), Device::Cpu, 99).unwrap();
-    assert_eq!((resumed.step, resumed.samples_seen), (3, 48));
+    assert_eq!((resumed.step, resumed.samples_drawn), (3, 48));
 
     let mut input = vec![0.0; INPUT_SIZE];
     gipf::encoding::encode(&gipf::rules::Position::new(config.selfplay.variant), &mut input);
@@ -441,7 +441,7 @@ fn steps_read_back_per_interval_train_as_steps_read_one_by_one() {
     let interval = deferred.read(&mut sums);
     let counts = (interval.finite_steps, interval.skipped_steps, interval.skipped_samples, interval.in_a_row);
     assert_eq!(counts, (6, 1, 16, 0));
-    assert_eq!((deferred.step, deferred.samples_seen), (6, 96));
+    assert_eq!((deferred.step, deferred.samples_drawn), (6, 96));
     let weights = |trainer: &Trainer| -> Vec<Vec<f32>> {
         let vars = trainer.network.vs.trainable_variables();
         vars.iter().map(|t| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()).collect()
@@ -712,7 +712,7 @@ fn the_trainer_waits_at_max_reuse_and_resumes_with_new_games() {
     let models = run_dir.path().join("models");
     let reuse = |step: u64| {
         let meta = gipf::checkpoint::read_meta(&models.join(format!("step-{step:08}.safetensors"))).unwrap();
-        meta.samples_seen as f64 / meta.samples_read.unwrap() as f64
+        meta.samples_drawn as f64 / meta.samples_read.unwrap() as f64
     };
     wait_for("waiting for new games: max_reuse reached", 1);
     let before = *checkpoint_steps(&models).last().unwrap();
