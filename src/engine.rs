@@ -10,6 +10,7 @@
 //! | `position JSON` | `ok` (the position JSON of `docs/rules.md`, on one line) |
 //! | `play ACTION...` | `ok` (all actions played, or none if one is illegal) |
 //! | `go` | `action ACTION` (the engine's action for the player to act, also played) |
+//! | `analyse JSON` | the search's view of a position, as one JSON line (see [`crate::analysis`]) |
 //! | `undo` | `ok` (takes back the last action played) |
 //! | `legal` | `legal ACTION...` (sorted) |
 //! | `state` | the `gipf rules --json` state object, on one line |
@@ -50,7 +51,7 @@ fn error(text: impl std::fmt::Display) -> Option<Reply> {
     reply(format!("error: {text}"))
 }
 
-const COMMANDS: &str = "new position play go undo legal state show name help quit";
+const COMMANDS: &str = "new position play go analyse undo legal state show name help quit";
 
 impl Engine {
     pub fn new(player: Box<dyn Player>, player_name: String, variant: Variant) -> Engine {
@@ -117,6 +118,10 @@ impl Engine {
                 self.pos.play(action).expect("players choose legal actions");
                 reply(format!("action {action}"))
             }
+            "analyse" => match crate::analysis::answer(self.player.as_mut(), &self.pos, rest) {
+                Ok(json) => reply(json),
+                Err(e) => error(format!("analyse: {e}")),
+            },
             "undo" => match self.history.pop() {
                 Some(pos) => {
                     self.pos = pos;
@@ -197,6 +202,7 @@ mod tests {
     use crate::players::PlayerSpec;
     use crate::rules::replay;
     use crate::search::SearchConfig;
+    use serde_json::json;
 
     fn position_after(variant: Variant, actions: &str) -> anyhow::Result<Position> {
         Ok(replay(Position::new(variant), &parse_actions(actions)?)?)
@@ -294,5 +300,72 @@ mod tests {
         assert!(lines[2].starts_with("error: ") && !lines[2].contains("longer"), "a line of exactly the bound is read");
         assert!(lines[3].starts_with("legal "));
         assert_eq!(lines[4], "bye");
+    }
+    /// An engine playing a fresh tiny network saved in `dir`.
+    fn network_engine(dir: &std::path::Path) -> Engine {
+        let tiny = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/tiny.toml");
+        let weights = crate::train::Trainer::new(&crate::config::Config::load(&tiny).unwrap(), tch::Device::Cpu, 3)
+            .save(dir)
+            .unwrap();
+        let spec = PlayerSpec::parse(&format!("{}@8", weights.display()), crate::players::Budget::Simulations(8));
+        let search = SearchConfig { batch_size: 4, ..SearchConfig::default() };
+        let player = spec.unwrap().build(tch::Device::Cpu, Default::default(), &search, 1).unwrap();
+        Engine::new(player, "tiny".into(), Variant::Standard)
+    }
+
+    /// `analyse` answers one JSON line: the visits add up to the budget,
+    /// the candidates come most visited first with lines that start with
+    /// them, the reply reads back as an [`crate::search::Analysis`], and the
+    /// game is left as it was.
+    #[test]
+    fn analyse_replies_one_json_line_whose_visits_add_up_to_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut e = network_engine(dir.path());
+        e.handle("play b1-b2");
+        let before = *e.position();
+        let query =
+            r#"analyse {"id": "q7", "variant": "standard", "actions": ["b1-b2"], "simulations": 50, "candidates": 50}"#;
+        let reply = text(&mut e, query);
+        let reply: serde_json::Value = serde_json::from_str(&reply).expect(&reply);
+        assert_eq!((&reply["version"], &reply["id"], &reply["to_act"]), (&json!(1), &json!("q7"), &json!("black")));
+        let analysis: crate::search::Analysis = serde_json::from_value(reply.clone()).unwrap();
+        assert_eq!(analysis.visits, 50);
+        assert_eq!(analysis.candidates.len(), before.legal_actions().len());
+        assert_eq!(
+            analysis.candidates.iter().map(|c| c.visits).sum::<u32>() + 1,
+            50,
+            "the root's first visit expands it"
+        );
+        assert!(analysis.candidates.windows(2).all(|w| w[0].visits >= w[1].visits));
+        assert!(analysis.candidates.iter().all(|c| c.pv[0] == c.action && c.prior > 0.0));
+        assert!((-1.0..=1.0).contains(&analysis.value));
+        let again: serde_json::Value = serde_json::from_str(&serde_json::to_string(&analysis).unwrap()).unwrap();
+        assert_eq!(again["candidates"], reply["candidates"], "the JSON round-trips");
+        assert_eq!(*e.position(), before);
+        let three: serde_json::Value =
+            serde_json::from_str(&text(&mut e, r#"analyse {"simulations": 8, "candidates": 3}"#)).unwrap();
+        assert_eq!((three["to_act"].as_str(), three["candidates"].as_array().unwrap().len()), (Some("black"), 3));
+    }
+
+    #[test]
+    fn a_bad_analysis_query_is_an_error_naming_its_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut e = network_engine(dir.path());
+        for (query, expected) in [
+            (r#"{"simulations": 0}"#, "analyse: field `simulations`: 0 is not a whole number in 1..=100000"),
+            (r#"{"candidates": "x"}"#, "field `candidates`"),
+            (r#"{"actions": ["b1-b2", "zz"]}"#, "field `actions`: action 2 (zz)"),
+            (r#"{"actions": "b1-b2"}"#, "field `actions`: not a list"),
+            (r#"{"variant": "chess"}"#, "field `variant`"),
+            (r#"{"position": {"board": 3}}"#, "field `position`"),
+            (r#"{"sims": 5}"#, "unknown field `sims`"),
+            ("[1]", "not a JSON object"),
+            ("{", "not JSON"),
+        ] {
+            let reply = text(&mut e, &format!("analyse {query}"));
+            assert!(reply.starts_with("error: analyse: ") && reply.contains(expected), "{query}: {reply}");
+        }
+        let reply = text(&mut engine(), "analyse {}");
+        assert!(reply.contains("searches no tree"), "{reply}");
     }
 }

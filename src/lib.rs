@@ -4,13 +4,14 @@
 //! before it): the core ← `net` ← `config`, `durable`, `weights`,
 //! `checkpoint_files`, `games`, `stop` ← `shards`, `checkpoint` ← `store`,
 //! `progress`, `export` ← `lease`, `model_source`, `serve`, `bench` ←
-//! `players` ← `engine`, `arena`, `selfplay` ← `train`.
+//! `players` ← `analysis` ← `engine`, `arena`, `selfplay` ← `train`.
 
 pub use gipf_core::{encoding, rules, search};
 
 pub mod net;
 pub mod players;
 
+pub mod analysis;
 pub mod arena;
 pub mod bench;
 pub mod checkpoint;

@@ -13,7 +13,7 @@ use tch::Device;
 use crate::checkpoint::load_checkpoint;
 use crate::net::Precision;
 use crate::rules::{Action, Position};
-use crate::search::{SearchConfig, Tree};
+use crate::search::{Analysis, SearchConfig, Tree};
 pub use gipf_core::players::{alphabeta, AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Uct};
 
 /// This process's monotonic clock, for the core's time budgets.
@@ -320,7 +320,16 @@ impl Player for NetworkPlayer {
     fn new_game(&mut self, _seed: u64) {
         self.tree = None;
     }
+
+    fn analyse(&mut self, pos: &Position, simulations: u32, candidates: usize) -> Option<Analysis> {
+        let mut tree = Tree::new(*pos);
+        tree.run(&mut self.network, simulations, &self.search);
+        Some(tree.analysis(candidates, ANALYSIS_DEPTH))
+    }
 }
+
+/// The longest principal variation an analysis gives.
+const ANALYSIS_DEPTH: usize = 12;
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,7 @@ use rand::seq::IndexedRandom;
 use rand::SeedableRng;
 
 use crate::rules::{Action, Color, Phase, Position};
+use crate::search::Analysis;
 pub use alphabeta::{AlphaBeta, Clock, Limit};
 pub use uct::Uct;
 
@@ -21,6 +22,13 @@ pub trait Player: Send {
     /// Starts a new game, drawing any randomness from `seed`, so that a game
     /// plays the same whichever thread plays it.
     fn new_game(&mut self, _seed: u64) {}
+
+    /// A fresh search of `pos` (not over) with `simulations` simulations,
+    /// as data: the root's value and its `candidates` most visited actions
+    /// with their lines of play. `None` for a player that searches no tree.
+    fn analyse(&mut self, _pos: &Position, _simulations: u32, _candidates: usize) -> Option<Analysis> {
+        None
+    }
 }
 
 /// Uniformly random among the legal actions.

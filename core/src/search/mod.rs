@@ -6,11 +6,13 @@
 //! therefore backed up as seen by White and turned, at each edge, to the view
 //! of the player who chose it.
 
+mod analysis;
 mod gumbel;
 
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
+pub use analysis::{Analysis, Candidate};
 use gumbel::{sigma, GumbelRoot};
 
 use crate::rules::{Action, Color, Position};
