@@ -368,4 +368,26 @@ mod tests {
         let reply = text(&mut engine(), "analyse {}");
         assert!(reply.contains("searches no tree"), "{reply}");
     }
+    /// White to act can push a fourth piece into a row whose extension holds
+    /// Black's last GIPF piece: the reference model's analysis puts a
+    /// winning push first, its line captures the piece and wins, and its
+    /// value is near 1.
+    #[test]
+    fn an_analysed_mate_in_one_shows_the_winning_action_first() {
+        let spec = PlayerSpec::parse(crate::checkpoint::REFERENCE, crate::players::Budget::Simulations(8)).unwrap();
+        let player = spec.build(tch::Device::Cpu, Default::default(), &SearchConfig::default(), 1).unwrap();
+        let mut e = Engine::new(player, "reference".into(), Variant::Standard);
+        let setup = r#"{"variant": "standard", "board": {"e3": "w", "e4": "w", "e5": "w", "e6": "B", "b5": "b", "c6": "b", "g2": "W"},
+                        "reserve": {"white": 10, "black": 10}, "to_move": "white"}"#;
+        let reply =
+            text(&mut e, &format!(r#"analyse {{"position": {}, "simulations": 400}}"#, setup.replace('\n', " ")));
+        let analysis: crate::search::Analysis = serde_json::from_str(&reply).expect(&reply);
+        let best = &analysis.candidates[0];
+        let mut pos = Setup::from_json(setup).unwrap().to_position().unwrap();
+        for action in &best.pv {
+            pos.play(action.parse().unwrap()).unwrap();
+        }
+        assert_eq!(pos.outcome().map(|o| o.winner), Some(crate::rules::Color::White), "{reply}");
+        assert!(best.value.unwrap() > 0.9 && analysis.value > 0.9, "{reply}");
+    }
 }
