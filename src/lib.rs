@@ -4,7 +4,8 @@
 //! before it): the core ← `net` ← `config`, `durable`, `weights`,
 //! `checkpoint_files`, `games`, `stop` ← `shards`, `checkpoint` ← `store`,
 //! `progress`, `export` ← `lease`, `model_source`, `serve`, `bench` ←
-//! `players` ← `analysis` ← `engine`, `arena`, `selfplay` ← `train`.
+//! `players` ← `analysis`, `review` ← `engine`, `arena`, `selfplay` ←
+//! `train`.
 
 pub use gipf_core::{encoding, rules, search};
 
@@ -24,6 +25,7 @@ pub mod games;
 pub mod lease;
 pub mod model_source;
 pub mod progress;
+pub mod review;
 pub mod selfplay;
 pub mod serve;
 pub mod shards;

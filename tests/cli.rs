@@ -240,3 +240,27 @@ fn sigterm_writes_the_finished_games_and_the_trainers_steps() {
     let newest = gipf::checkpoint::newest_checkpoint(&run.join("models")).unwrap().unwrap();
     assert_eq!(steps, [gipf::checkpoint_files::step_of(&newest).unwrap()], "{log}");
 }
+
+/// `gipf analyse` reviews a record with the reference model: a report, its
+/// JSON (which reads back) and the value plot, a decision per action; a
+/// record with an illegal action is refused with that decision's number.
+#[test]
+fn a_record_is_reviewed_and_an_illegal_action_refused_with_its_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("game.txt");
+    std::fs::write(&record, "# a short game\nb1-b2 b6-b5\ni4-h5\n").unwrap();
+    let out = dir.path().join("review");
+    let args = ["analyse", record.to_str().unwrap(), "--sims", "8", "--device", "cpu", "--out", out.to_str().unwrap()];
+    let done = gipf(&args);
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let review: gipf::review::Review =
+        serde_json::from_str(&std::fs::read_to_string(out.join("review.json")).unwrap()).unwrap();
+    let played: Vec<&str> = review.decisions.iter().map(|d| d.played.as_str()).collect();
+    assert_eq!(played, ["b1-b2", "b6-b5", "i4-h5"]);
+    assert!(review.decisions.iter().all(|d| d.loss >= 0.0 && (-1.0..=1.0).contains(&d.before)));
+    assert!(std::fs::read(out.join("review.png")).unwrap().starts_with(b"\x89PNG"));
+    assert!(String::from_utf8_lossy(&done.stdout).contains("3 decisions, 8 simulations each"));
+
+    std::fs::write(&record, "b1-b2 b6-b5 b6-b5 i4-h5").unwrap();
+    refused(&["analyse", record.to_str().unwrap(), "--sims", "8", "--device", "cpu"], "decision 3 (b6-b5)");
+}

@@ -1,5 +1,6 @@
 //! The `gipf` command line.
 
+mod analyse;
 mod arena;
 mod bench;
 mod engine;
@@ -31,6 +32,8 @@ enum Command {
     Play(play::Args),
     /// Answer a line protocol on stdin/stdout (new, position, play, go, state, ...), for front-ends.
     Engine(engine::Args),
+    /// Review a finished game decision by decision with a model: values, its choices, mistakes, a plot.
+    Analyse(analyse::Args),
     /// Write a checkpoint as TorchScript, ONNX, safetensors and a model card for other front-ends.
     Export(export::Args),
     /// Serve the web board playing a checkpoint (the reference model by default) on 127.0.0.1.
@@ -52,6 +55,7 @@ fn main() {
         Command::Export(args) => export::run(args),
         Command::Play(args) => play::run(args),
         Command::Engine(args) => engine::run(args),
+        Command::Analyse(args) => analyse::run(args),
         Command::Serve(args) => serve::run(args),
     };
     if let Err(err) = result {
