@@ -174,7 +174,8 @@ impl Review {
             .x_desc("decision")
             .y_desc("value for White")
             .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| format!("{:.1}", y + 0.0))
+            // Rounded before printing, so that a value just below 0 reads 0.0.
+            .y_label_formatter(&|y: &f64| format!("{:.1}", (y * 10.0).round() / 10.0 + 0.0))
             .label_style(("sans-serif", 14))
             .draw()
             .map_err(|e| plot_error(&e))?;
