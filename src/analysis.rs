@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::players::Player;
-use crate::rules::{Color, Position, Setup, Variant};
+use crate::rules::{replay, Color, Position, RecordError, Setup, Variant};
 use crate::search::Analysis;
 
 /// The reply's layout version (its `version` field).
@@ -54,7 +54,7 @@ struct Reply {
 
 /// The position the query names, its `actions` played.
 fn position(query: &Map<String, Value>, current: &Position) -> Result<Position, String> {
-    let mut pos = match (query.get("position"), query.get("variant")) {
+    let start = match (query.get("position"), query.get("variant")) {
         (Some(_), Some(_)) => return Err("give `position` or `variant`, not both".into()),
         (Some(setup), None) => Setup::from_json(&setup.to_string())
             .and_then(|s| s.to_position())
@@ -66,16 +66,21 @@ fn position(query: &Map<String, Value>, current: &Position) -> Result<Position, 
         (None, None) => *current,
     };
     let actions = match query.get("actions") {
-        None => return Ok(pos),
+        None => return Ok(start),
         Some(Value::Array(actions)) => actions,
         Some(_) => return Err("field `actions`: not a list of actions".into()),
     };
+    let mut parsed = Vec::with_capacity(actions.len());
     for (i, action) in actions.iter().enumerate() {
         let text = action.as_str().ok_or(format!("field `actions`: entry {} is not a string", i + 1))?;
-        let action = text.parse().map_err(|e| format!("field `actions`: action {} ({text}): {e}", i + 1))?;
-        pos.play(action).map_err(|e| format!("field `actions`: action {} ({text}): {e}", i + 1))?;
+        parsed.push(text.parse().map_err(|e| format!("field `actions`: action {} ({text}): {e}", i + 1))?);
     }
-    Ok(pos)
+    replay(start, &parsed).map_err(|e| match e {
+        RecordError::Illegal { number, action, reason } => {
+            format!("field `actions`: action {number} ({action}): {reason}")
+        }
+        other => format!("field `actions`: {other}"),
+    })
 }
 
 /// The whole number in field `name`, within `min..=max`, or `default`.

@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use tch::Device;
 
-use crate::checkpoint_files::{check_file_name, checkpoint_stem, step_of, Retention, REMOVAL_ORDER};
+use crate::checkpoint_files::{check_file_name, step_of, Retention};
 use crate::encoding::ENCODING_VERSION;
 use crate::net::{NetConfig, Network};
 use crate::rules::Variant;
@@ -250,8 +250,8 @@ pub fn set_best_checkpoint(dir: &Path, weights: &Path) -> Result<()> {
 }
 
 /// Applies the retention policy ([`Retention`]) to a models folder, the
-/// best checkpoint (`best.json`) protected: weights first ([`REMOVAL_ORDER`]), so that
-/// no reader sees half a checkpoint. Returns the steps removed.
+/// best checkpoint (`best.json`) protected, in the order of
+/// [`Retention::files`]. Returns the steps removed.
 pub fn prune(dir: &Path, keep_last: usize, keep_every_steps: u64) -> Result<Vec<u64>> {
     if keep_last == 0 {
         return Ok(Vec::new());
@@ -266,11 +266,8 @@ pub fn prune(dir: &Path, keep_last: usize, keep_every_steps: u64) -> Result<Vec<
         }
         _ => Ok(()),
     };
-    let stem = |step: u64| dir.join(checkpoint_stem(step));
-    let removals = plan.remove.iter().flat_map(|&step| REMOVAL_ORDER.map(|ext| (step, ext)));
-    let optimizers = plan.drop_optimizer.iter().map(|&step| (step, "optim"));
-    for (step, ext) in removals.chain(optimizers) {
-        remove_file(stem(step).with_extension(ext))?;
+    for name in plan.files() {
+        remove_file(dir.join(name))?;
     }
     crate::durable::sync_folder(dir)?;
     Ok(plan.remove)

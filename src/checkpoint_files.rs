@@ -34,10 +34,9 @@ pub fn step_of(path: &Path) -> Option<u64> {
     fits.then(|| digits.parse().ok()).flatten()
 }
 
-/// The order in which a removed checkpoint's files go, locally and in a
-/// store: the weights first, so that no reader finds weights without the
-/// rest of their checkpoint.
-pub const REMOVAL_ORDER: [&str; 3] = ["safetensors", "json", "optim"];
+/// The order in which a removed checkpoint's files go: the weights first,
+/// so that no reader finds weights without the rest of their checkpoint.
+const REMOVAL_ORDER: [&str; 3] = ["safetensors", "json", "optim"];
 
 /// What the retention policy does to a models folder holding the
 /// checkpoints `steps`: keeps the newest `keep_last`, of the older ones the
@@ -73,5 +72,14 @@ impl Retention {
             }
         }
         plan
+    }
+
+    /// The names of the files to remove, in order, locally and in a store:
+    /// each removed checkpoint's (weights first), then the optimizer state of
+    /// those kept without it.
+    pub fn files(&self) -> impl Iterator<Item = String> + '_ {
+        let removals = self.remove.iter().flat_map(|&step| REMOVAL_ORDER.map(|ext| (step, ext)));
+        let optimizers = self.drop_optimizer.iter().map(|&step| (step, "optim"));
+        removals.chain(optimizers).map(|(step, ext)| format!("{}.{ext}", checkpoint_stem(step)))
     }
 }

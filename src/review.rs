@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::players::Player;
-use crate::rules::{Action, Color, Position, Variant};
+use crate::rules::{replay_with, Action, Color, Position, RecordError, Variant};
 
 /// The reviews' layout version (their `version` field).
 pub const REVIEW_VERSION: u32 = 1;
@@ -50,13 +50,12 @@ pub struct Review {
 
 /// The positions of a record: `start`, then after each action. An illegal
 /// action is an error naming its decision's number.
-pub fn replay(start: Position, actions: &[Action]) -> Result<Vec<Position>> {
+fn positions(start: Position, actions: &[Action]) -> Result<Vec<Position>> {
     let mut positions = vec![start];
-    for (i, action) in actions.iter().enumerate() {
-        let mut next = *positions.last().expect("a start");
-        next.play(*action).map_err(|e| anyhow::anyhow!("decision {} ({action}): {e}", i + 1))?;
-        positions.push(next);
-    }
+    match replay_with(start, actions, |pos| positions.push(*pos)) {
+        Err(RecordError::Illegal { number, action, reason }) => anyhow::bail!("decision {number} ({action}): {reason}"),
+        other => other?,
+    };
     Ok(positions)
 }
 
@@ -69,7 +68,8 @@ pub fn review(
     simulations: u32,
     progress: &mut dyn FnMut(),
 ) -> Result<Review> {
-    let positions = replay(start, actions)?;
+    // Before any search: an illegal action is refused at once.
+    let positions = positions(start, actions)?;
     // Each position's value for its player to act, and the search's choice with its value.
     let mut views = Vec::with_capacity(positions.len());
     for pos in &positions {

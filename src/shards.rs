@@ -54,6 +54,28 @@ pub fn worker_of(name: &str) -> Option<&str> {
     Some(worker).filter(|w| !w.is_empty())
 }
 
+/// Milliseconds since the Unix epoch by this machine's clock: the time in
+/// shard names.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// How far ahead of this machine's clock a shard's finish time may lie.
+pub const MAX_SHARD_AHEAD: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Checks a shard's name read from a listing before it counts: a finish
+/// time, a worker, and a finish time not far in the future (listings start
+/// from the newest name, so one such name would hide every new shard).
+pub fn check_name(name: &str, now_ms: u64) -> std::result::Result<(), String> {
+    let finished = finished_ms(name).ok_or("no finish time in its name")?;
+    worker_of(name).ok_or("no worker in its name")?;
+    let ahead = finished.saturating_sub(now_ms);
+    if ahead > MAX_SHARD_AHEAD.as_millis() as u64 {
+        return Err(format!("its name says it finished {} s in the future", ahead / 1000));
+    }
+    Ok(())
+}
+
 /// A file of games in a games folder.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct GamesFile {
@@ -251,8 +273,7 @@ impl ShardWriter {
             return Ok(None);
         }
         let bytes = encode(&self.pending)?;
-        let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
-        let name = format!("{SHARD_PREFIX}{millis:013}-{}-{:06}{SHARD_SUFFIX}", self.worker, self.written);
+        let name = format!("{SHARD_PREFIX}{:013}-{}-{:06}{SHARD_SUFFIX}", now_ms(), self.worker, self.written);
         let path = self.dir.join(name);
         write_atomic(&path, &bytes).context("writing a shard of finished games")?;
         self.written += 1;

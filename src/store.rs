@@ -29,7 +29,7 @@ use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint_files::{check_file_name, checkpoint_stem, step_of, Retention, REMOVAL_ORDER};
+use crate::checkpoint_files::{check_file_name, step_of, Retention};
 use crate::durable::{sha256_hex, write_atomic};
 
 /// Whether a run or model argument names an object store.
@@ -365,17 +365,14 @@ impl Store {
 
     /// Applies the retention policy ([`Retention`]) to
     /// the checkpoints in `folder`, never removing the one `latest.json`
-    /// names: weights first ([`REMOVAL_ORDER`]), so that no reader finds half a checkpoint.
+    /// names, in the order of [`Retention::files`].
     /// Returns the steps removed.
     pub fn prune_checkpoints(&self, folder: &str, keep_last: usize, keep_every_steps: u64) -> Result<Vec<u64>> {
         let names = self.list(folder)?;
         let steps: Vec<u64> = names.iter().filter_map(|n| step_of(Path::new(n))).collect();
         let latest = self.latest(folder)?.map(|latest| latest.step);
         let plan = Retention::plan(&steps, keep_last, keep_every_steps, latest);
-        let removals = plan.remove.iter().flat_map(|step| REMOVAL_ORDER.map(|ext| (*step, ext)));
-        let optimizers = plan.drop_optimizer.iter().map(|step| (*step, "optim"));
-        for (step, ext) in removals.chain(optimizers) {
-            let name = format!("{}.{ext}", checkpoint_stem(step));
+        for name in plan.files() {
             if names.contains(&name) {
                 self.delete(&join(folder, &name))?;
             }
@@ -517,22 +514,6 @@ pub struct ShardFeed {
     last_full: Option<std::time::Instant>,
 }
 
-/// How far ahead of this machine's clock a shard's finish time may lie.
-pub const MAX_SHARD_AHEAD: Duration = Duration::from_secs(3600);
-
-/// Checks a listed shard's name before it counts: a finish time, a worker,
-/// and a finish time not far in the future (listings start from the newest
-/// name, so one such name would hide every new shard).
-fn check_shard_name(name: &str, now_ms: u64) -> std::result::Result<(), String> {
-    let finished = crate::shards::finished_ms(name).ok_or("no finish time in its name")?;
-    crate::shards::worker_of(name).ok_or("no worker in its name")?;
-    let ahead = finished.saturating_sub(now_ms);
-    if ahead > MAX_SHARD_AHEAD.as_millis() as u64 {
-        return Err(format!("its name says it finished {} s in the future", ahead / 1000));
-    }
-    Ok(())
-}
-
 /// How far before the newest shard seen a listing starts.
 pub const LOOKBACK: Duration = crate::shards::LATE;
 /// How often the whole folder is listed.
@@ -563,9 +544,9 @@ impl ShardFeed {
             self.last_full = Some(std::time::Instant::now());
         }
         let before = self.listed.len();
-        let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        let now_ms = crate::shards::now_ms();
         for name in names.into_iter().filter(|n| n.starts_with(SHARD_PREFIX) && n.ends_with(SHARD_SUFFIX)) {
-            match check_shard_name(&name, now_ms as u64) {
+            match crate::shards::check_name(&name, now_ms) {
                 Ok(()) => _ = self.listed.insert(name),
                 Err(why) if self.refused.insert(name.clone()) => {
                     tracing::warn!("{}: skipped: {why}", self.store.url(&join(&self.folder, &name)))

@@ -22,5 +22,5 @@ pub use geometry::{
 pub use perft::perft;
 pub use picture::picture;
 pub use position::{Color, GipfRight, IllegalAction, Outcome, Phase, Piece, Position, Row, Variant, WinReason};
-pub use record::{action_strings, replay, GameRecord, RecordError};
+pub use record::{action_strings, replay, replay_with, GameRecord, RecordError};
 pub use setup::{BoardEntries, PerColor, Setup, SetupError, StateJson};

@@ -48,13 +48,23 @@ impl GameRecord {
 }
 
 /// Plays `actions` from `start`, naming the first illegal one (counting from 1).
-pub fn replay(mut pos: Position, actions: &[Action]) -> Result<Position, RecordError> {
+pub fn replay(start: Position, actions: &[Action]) -> Result<Position, RecordError> {
+    replay_with(start, actions, |_| {})
+}
+
+/// [`replay`], showing `seen` each position after an action.
+pub fn replay_with(
+    mut pos: Position,
+    actions: &[Action],
+    mut seen: impl FnMut(&Position),
+) -> Result<Position, RecordError> {
     for (i, &action) in actions.iter().enumerate() {
         pos.play(action).map_err(|reason| RecordError::Illegal {
             number: i + 1,
             action: action.to_string(),
             reason,
         })?;
+        seen(&pos);
     }
     Ok(pos)
 }

@@ -57,16 +57,14 @@ fn read_record(args: &Args) -> Result<(Variant, Vec<Action>)> {
 
 pub fn run(args: Args) -> Result<()> {
     let (variant, actions) = read_record(&args)?;
-    // Refused before any search: an illegal action, with its decision's number.
-    gipf::review::replay(Position::new(variant), &actions).with_context(|| args.record.display().to_string())?;
     let model = args.model.as_ref().map_or(gipf::checkpoint::REFERENCE.to_string(), |m| m.display().to_string());
     let spec = PlayerSpec::parse(&model, Budget::Simulations(args.sims.max(2)))?;
     let config = Config::load(&args.config)?;
     tch::set_num_threads(config.selfplay.torch_threads);
     let mut player = spec.build(parse_device(&args.device)?, config.network.precision, &config.search, 1)?;
     let bar = indicatif::ProgressBar::new(actions.len() as u64 + 1);
-    let review =
-        gipf::review::review(player.as_mut(), Position::new(variant), &actions, args.sims, &mut || bar.inc(1))?;
+    let review = gipf::review::review(player.as_mut(), Position::new(variant), &actions, args.sims, &mut || bar.inc(1))
+        .with_context(|| args.record.display().to_string())?;
     bar.finish_and_clear();
     let out = args.out.clone().unwrap_or_else(|| args.record.with_extension("review"));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
