@@ -4,7 +4,7 @@
 //! before it): the core ← `net` ← `config`, `durable`, `weights`,
 //! `checkpoint_files`, `games`, `stop` ← `shards`, `checkpoint` ← `store`,
 //! `progress`, `export` ← `lease`, `model_source`, `serve`, `bench` ←
-//! `players` ← `analysis`, `review` ← `engine`, `arena`, `selfplay` ←
+//! `players` ← `analysis`, `review`, `tune` ← `engine`, `arena`, `selfplay` ←
 //! `train`.
 
 pub use gipf_core::{encoding, rules, search};
@@ -32,6 +32,7 @@ pub mod shards;
 pub mod stop;
 pub mod store;
 pub mod train;
+pub mod tune;
 pub mod weights;
 
 /// The per-user cache (`GIPF_CACHE`, else `$XDG_CACHE_HOME/gipf`, else

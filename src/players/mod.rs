@@ -14,7 +14,7 @@ use crate::checkpoint::load_checkpoint;
 use crate::net::Precision;
 use crate::rules::{Action, Position};
 use crate::search::{Analysis, SearchConfig, Tree};
-pub use gipf_core::players::{alphabeta, AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Uct};
+pub use gipf_core::players::{alphabeta, classic, AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Style, Uct};
 
 /// This process's monotonic clock, for the core's time budgets.
 pub fn monotonic() -> Duration {
@@ -40,7 +40,8 @@ impl fmt::Display for Budget {
 
 /// A player described on the command line: `random`, `greedy`, `uct:N` (N
 /// random playouts per action), `alphabeta:D` (alpha-beta to D pushes) or
-/// `alphabeta:MSms` (iterative deepening for MS milliseconds per action), or
+/// `alphabeta:MSms` (iterative deepening for MS milliseconds per action),
+/// `classic:D` or `classic:MSms` (the stronger classical player), or
 /// `reference` (the reference model shipped with the program), or
 /// a checkpoint's weights file (or a models folder, for its best checkpoint
 /// or else its newest; or its URL in an object store, or a store's models
@@ -59,7 +60,7 @@ pub enum PlayerSpec {
     Random,
     Greedy,
     Uct { playouts: u32 },
-    AlphaBeta { limit: Limit },
+    AlphaBeta { style: Style, limit: Limit },
     Network { weights: PathBuf, budget: Budget, keep_tree: bool, batch: Option<usize>, precision: Option<Precision> },
 }
 
@@ -76,9 +77,14 @@ impl PlayerSpec {
                     _ => bail!("player '{text}': expected uct:N with N a positive number of playouts"),
                 }
             }
-            _ if text.starts_with("alphabeta:") => PlayerSpec::AlphaBeta { limit: parse_limit(text)? },
+            _ if text.starts_with("alphabeta:") => {
+                PlayerSpec::AlphaBeta { style: Style::Plain, limit: parse_limit(text, "alphabeta")? }
+            }
+            _ if text.starts_with("classic:") => {
+                PlayerSpec::AlphaBeta { style: Style::Classic, limit: parse_limit(text, "classic")? }
+            }
             "" => bail!(
-                "empty player: expected random, greedy, uct:N, alphabeta:D, reference or a checkpoint's weights file"
+                "empty player: expected random, greedy, uct:N, alphabeta:D, classic:D, reference or a checkpoint's weights file"
             ),
             _ => {
                 let (path, options) = match text.rsplit_once('@') {
@@ -101,7 +107,7 @@ impl PlayerSpec {
                 };
                 if !weights.is_file() {
                     bail!(
-                        "player '{text}': no such weights file {} (players are random, greedy, uct:N, alphabeta:D or a checkpoint)",
+                        "player '{text}': no such weights file {} (players are random, greedy, uct:N, alphabeta:D, classic:D or a checkpoint)",
                         weights.display()
                     );
                 }
@@ -128,8 +134,13 @@ impl PlayerSpec {
             PlayerSpec::Random => "random".into(),
             PlayerSpec::Greedy => "greedy".into(),
             PlayerSpec::Uct { playouts } => format!("uct:{playouts}"),
-            PlayerSpec::AlphaBeta { limit: Limit::Depth(d) } => format!("alphabeta:{d}"),
-            PlayerSpec::AlphaBeta { limit: Limit::Time(t) } => format!("alphabeta:{}ms", t.as_millis()),
+            PlayerSpec::AlphaBeta { style, limit } => {
+                let name = style_name(*style);
+                match limit {
+                    Limit::Depth(d) => format!("{name}:{d}"),
+                    Limit::Time(t) => format!("{name}:{}ms", t.as_millis()),
+                }
+            }
             PlayerSpec::Network { weights, budget, keep_tree, batch, precision } => {
                 let stem =
                     weights.file_stem().map_or_else(|| weights.display().to_string(), |s| s.to_string_lossy().into());
@@ -158,7 +169,7 @@ impl PlayerSpec {
             PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
             PlayerSpec::Uct { playouts } => Box::new(Uct::new(*playouts, rand::SeedableRng::seed_from_u64(seed))),
-            PlayerSpec::AlphaBeta { limit } => Box::new(AlphaBeta::new(*limit, monotonic)),
+            PlayerSpec::AlphaBeta { style, limit } => Box::new(AlphaBeta::with_style(*style, *limit, monotonic)),
             PlayerSpec::Network { weights, budget, keep_tree, batch, precision: own } => {
                 let search = SearchConfig { batch_size: batch_size(*batch, *budget, search), ..*search };
                 let precision = own.unwrap_or(precision);
@@ -183,16 +194,24 @@ fn batch_size(batch: Option<usize>, budget: Budget, search: &SearchConfig) -> us
     })
 }
 
-/// `alphabeta:D` (depth in pushes, 1..=32) or `alphabeta:MSms`.
-fn parse_limit(text: &str) -> Result<Limit> {
-    let arg = &text["alphabeta:".len()..];
+/// A classical player's name in specs.
+fn style_name(style: Style) -> &'static str {
+    match style {
+        Style::Plain => "alphabeta",
+        Style::Classic => "classic",
+    }
+}
+
+/// `NAME:D` (depth in pushes, 1..=32) or `NAME:MSms`, for `alphabeta` and `classic`.
+fn parse_limit(text: &str, name: &str) -> Result<Limit> {
+    let arg = &text[name.len() + 1..];
     let limit = match arg.strip_suffix("ms").map(str::parse::<u64>) {
         Some(Ok(ms)) if ms > 0 => Some(Limit::Time(Duration::from_millis(ms))),
         Some(_) => None,
         None => arg.parse::<u32>().ok().filter(|d| (1..=32).contains(d)).map(Limit::Depth),
     };
     limit.with_context(|| {
-        format!("player '{text}': expected alphabeta:D with D a depth from 1 to 32, or alphabeta:MSms with MS > 0")
+        format!("player '{text}': expected {name}:D with D a depth from 1 to 32, or {name}:MSms with MS > 0")
     })
 }
 
@@ -389,13 +408,28 @@ mod tests {
         let sims = Budget::Simulations(64);
         assert_eq!(PlayerSpec::parse("random", sims).unwrap(), PlayerSpec::Random);
         assert_eq!(PlayerSpec::parse("uct:1000", sims).unwrap(), PlayerSpec::Uct { playouts: 1000 });
-        assert_eq!(PlayerSpec::parse("alphabeta:3", sims).unwrap(), PlayerSpec::AlphaBeta { limit: Limit::Depth(3) });
+        assert_eq!(
+            PlayerSpec::parse("alphabeta:3", sims).unwrap(),
+            PlayerSpec::AlphaBeta { style: Style::Plain, limit: Limit::Depth(3) }
+        );
         let timed = PlayerSpec::parse("alphabeta:250ms", sims).unwrap();
-        assert_eq!(timed, PlayerSpec::AlphaBeta { limit: Limit::Time(Duration::from_millis(250)) });
+        assert_eq!(
+            timed,
+            PlayerSpec::AlphaBeta { style: Style::Plain, limit: Limit::Time(Duration::from_millis(250)) }
+        );
         assert_eq!(timed.name(), "alphabeta:250ms");
-        for bad in ["alphabeta:0", "alphabeta:x", "alphabeta:", "alphabeta:0ms", "alphabeta:33", "alphabeta:-1"] {
-            let err = PlayerSpec::parse(bad, sims).unwrap_err();
-            assert!(format!("{err:#}").contains("expected alphabeta:D"), "{bad}: {err:#}");
+        let classic = PlayerSpec::parse("classic:2500ms", sims).unwrap();
+        assert_eq!(
+            classic,
+            PlayerSpec::AlphaBeta { style: Style::Classic, limit: Limit::Time(Duration::from_millis(2500)) }
+        );
+        assert_eq!(classic.name(), "classic:2500ms");
+        assert_eq!(PlayerSpec::parse("classic:4", sims).unwrap().name(), "classic:4");
+        for name in ["alphabeta", "classic"] {
+            for bad in ["0", "x", "", "0ms", "33", "-1"] {
+                let err = PlayerSpec::parse(&format!("{name}:{bad}"), sims).unwrap_err();
+                assert!(format!("{err:#}").contains(&format!("expected {name}:D")), "{name}:{bad}: {err:#}");
+            }
         }
         for bad in ["uct:", "uct:0", "uct:x", "", "no/such/file.safetensors", "no/such@12"] {
             assert!(PlayerSpec::parse(bad, sims).is_err(), "{bad}");

@@ -1,8 +1,10 @@
 //! Players that need no network: the trait every player implements, and the
 //! fixed baselines (uniform random, a greedy one-ply player, plain UCT with
-//! random playouts, classical alpha-beta search).
+//! random playouts, classical alpha-beta search: `alphabeta` and `classic`).
 
 pub mod alphabeta;
+pub mod classic;
+mod patterns;
 mod uct;
 
 use rand::rngs::SmallRng;
@@ -11,7 +13,7 @@ use rand::SeedableRng;
 
 use crate::rules::{Action, Color, Phase, Position};
 use crate::search::Analysis;
-pub use alphabeta::{AlphaBeta, Clock, Limit};
+pub use alphabeta::{AlphaBeta, Clock, Limit, Style};
 pub use uct::Uct;
 
 /// Something that chooses actions.

@@ -8,6 +8,7 @@ mod export;
 mod looping;
 mod play;
 mod serve;
+mod tune;
 
 use clap::{Parser, Subcommand};
 
@@ -38,6 +39,8 @@ enum Command {
     Export(export::Args),
     /// Serve the web board playing a checkpoint (the reference model by default) on 127.0.0.1.
     Serve(serve::Args),
+    /// Fit the classic player's evaluation to game records (Texel tuning); with --write, its weights file.
+    Tune(tune::Args),
     /// Measure throughput.
     #[command(subcommand)]
     Bench(bench::Bench),
@@ -57,6 +60,7 @@ fn main() {
         Command::Engine(args) => engine::run(args),
         Command::Analyse(args) => analyse::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Tune(args) => tune::run(args),
     };
     if let Err(err) = result {
         eprintln!("gipf: {err:#}");

@@ -1,6 +1,9 @@
-//! A classical yardstick: negamax alpha-beta search with iterative deepening,
-//! a transposition table on Zobrist keys, move ordering (table move, killers,
-//! history) and a hand-written evaluation.
+//! Classical players: negamax alpha-beta search with iterative deepening, a
+//! transposition table on Zobrist keys, move ordering (table move, killers,
+//! history) and a hand-written evaluation. Two styles share the search:
+//! `alphabeta` (a plain one, the first yardstick) and `classic` (a tuned
+//! evaluation, principal-variation search, aspiration windows and a
+//! quiescence search over captures).
 //!
 //! Depth counts pushes: removal decisions are searched at no cost in depth,
 //! so that `alphabeta:1` sees its push with every row it makes resolved, and
@@ -10,23 +13,30 @@
 //! there, and an edge negates it (and swaps the window) only when the player
 //! changes.
 
-use std::sync::LazyLock;
+mod plain;
+mod zobrist;
+
 use std::time::Duration;
 
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
-
-use super::Player;
-use crate::rules::{line_layout, Action, Bitboard, Color, GipfRight, Phase, Position, NUM_LINES, NUM_POINTS};
+use super::{classic, Player};
+use crate::rules::{Action, Color, Phase, Position};
+pub use plain::evaluate;
+pub use zobrist::zobrist;
 
 /// The score of a win found `ply` decisions from the root is `WIN - ply`.
 const WIN: i32 = 1_000_000;
 /// Scores above this are wins or losses found by the search.
 const WIN_BOUND: i32 = WIN - 10_000;
 /// The deepest iteration of a timed search.
-const MAX_DEPTH: u32 = 64;
+const MAX_DEPTH: i32 = 64;
 /// Transposition table entries (a power of two).
 const TABLE_SIZE: usize = 1 << 20;
+/// Pushes the classic quiescence search may add beyond the depth: each makes
+/// a row of the pusher's (and its removal is searched with it).
+const QUIESCENCE_PUSHES: i32 = 4;
+/// The classic root's first window: the previous iteration's value plus or
+/// minus this (a third of a logit in the classic evaluation's units).
+const ASPIRATION: i32 = 35;
 
 /// How far the search looks: a fixed depth in pushes, or iterative deepening
 /// until the time is spent (read from the search's [`Clock`]).
@@ -40,6 +50,18 @@ pub enum Limit {
 /// clock of its own; the program or the web page passes one in.
 pub type Clock = fn() -> Duration;
 
+/// Which classical player: the evaluation and the refinements of the search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// `alphabeta`: the plain evaluation, full windows, the table's values
+    /// used only at their own depth (a fixed-depth value does not depend on it).
+    Plain,
+    /// `classic`: the tuned evaluation, principal-variation search with
+    /// aspiration windows at the root, the table's values used from any
+    /// depth at least the one asked, and a quiescence search over captures.
+    Classic,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Bound {
     Exact,
@@ -52,122 +74,15 @@ enum Bound {
 #[derive(Clone, Copy)]
 struct Entry {
     key: u64,
-    depth: u32,
+    depth: i32,
     value: i32,
     bound: Bound,
     best: Option<Action>,
 }
 
-/// Random keys for every part of a position.
-struct Zobrist {
-    /// Per point: white single, black single, white GIPF, black GIPF.
-    pieces: [[u64; 4]; NUM_POINTS],
-    reserve: [[u64; 40]; 2],
-    captured: [[u64; 40]; 2],
-    black_to_move: u64,
-    rights: [[u64; 3]; 2],
-    /// Removal pending, by the deciding player.
-    removing: [u64; 2],
-    done_lines: [u64; NUM_LINES],
-}
-
-static ZOBRIST: LazyLock<Zobrist> = LazyLock::new(|| {
-    let mut rng = SmallRng::seed_from_u64(0x6a09_e667_f3bc_c908);
-    let mut key = || rng.random::<u64>();
-    Zobrist {
-        pieces: std::array::from_fn(|_| std::array::from_fn(|_| key())),
-        reserve: std::array::from_fn(|_| std::array::from_fn(|_| key())),
-        captured: std::array::from_fn(|_| std::array::from_fn(|_| key())),
-        black_to_move: key(),
-        rights: std::array::from_fn(|_| std::array::from_fn(|_| key())),
-        removing: std::array::from_fn(|_| key()),
-        done_lines: std::array::from_fn(|_| key()),
-    }
-});
-
-/// The Zobrist key of a position (the variant is left out: one search never mixes them).
-pub fn zobrist(pos: &Position) -> u64 {
-    let z = &*ZOBRIST;
-    let mut key = 0;
-    for color in Color::BOTH {
-        let c = color.index();
-        for p in pos.pieces(color).iter() {
-            let kind = c + 2 * pos.gipf_pieces().contains(p) as usize;
-            key ^= z.pieces[p.index()][kind];
-        }
-        key ^= z.reserve[c][pos.reserve(color).min(39) as usize];
-        key ^= z.captured[c][pos.captured(color).min(39) as usize];
-        key ^= z.rights[c][match pos.gipf_right(color) {
-            GipfRight::FirstMustBeGipf => 0,
-            GipfRight::GipfOrSingle => 1,
-            GipfRight::SinglesOnly => 2,
-        }];
-    }
-    if pos.to_move() == Color::Black {
-        key ^= z.black_to_move;
-    }
-    if let Phase::Remove { player, done_lines } = pos.phase() {
-        key ^= z.removing[player.index()];
-        for (line, k) in z.done_lines.iter().enumerate() {
-            if done_lines & (1 << line) != 0 {
-                key ^= k;
-            }
-        }
-    }
-    key
-}
-
-/// Evaluation weights, in hundredths of a piece (tuned against `uct:10000`
-/// at depth 2).
-const PIECE: i32 = 100;
-const RESERVE: i32 = 25;
-const GIPF_PIECE: i32 = 60;
-const LAST_GIPF_PIECE: i32 = 300;
-const THREE_IN_A_LINE: i32 = 40;
-/// A run of three of the player to push is worth more: one push may make it a row.
-const THREE_TO_PUSH: i32 = 150;
-/// Penalties for a reserve of 0, 1, 2 and 3 pieces.
-const LOW_RESERVE: [i32; 4] = [400, 200, 100, 40];
-
-/// Runs of three of `own` pieces along a line: next to a fourth push, a row.
-fn threes(own: Bitboard) -> i32 {
-    (0..3)
-        .map(|d| {
-            let m = line_layout(d, own);
-            (m & (m >> 1) & (m >> 2)).count_ones() as i32
-        })
-        .sum()
-}
-
-/// `color`'s share of the static score: material (reserve plus board; what
-/// is captured is gone), the reserve again (a player with none loses), GIPF
-/// pieces (losing the last one loses), and runs of three, worth more to the
-/// player about to push.
-fn side_score(pos: &Position, color: Color) -> i32 {
-    let reserve = pos.reserve(color) as i32;
-    let mut score = PIECE * (reserve + pos.on_board(color) as i32) + RESERVE * reserve;
-    if let Some(&danger) = LOW_RESERVE.get(reserve as usize) {
-        score -= danger;
-    }
-    if pos.variant().has_gipf_pieces() && pos.gipf_right(color) != GipfRight::FirstMustBeGipf {
-        let gipfs = (pos.pieces(color) & pos.gipf_pieces()).len() as i32;
-        score += GIPF_PIECE * gipfs;
-        if gipfs == 1 {
-            score -= LAST_GIPF_PIECE;
-        }
-    }
-    let threes = threes(pos.pieces(color));
-    let per_three = if pos.to_move() == color { THREE_IN_A_LINE + THREE_TO_PUSH } else { THREE_IN_A_LINE };
-    score + per_three * threes
-}
-
-/// The static score of a position not over, for `me`.
-pub fn evaluate(pos: &Position, me: Color) -> i32 {
-    side_score(pos, me) - side_score(pos, me.opponent())
-}
-
-/// The alpha-beta player.
+/// A classical player: the search and its tables.
 pub struct AlphaBeta {
+    style: Style,
     limit: Limit,
     table: Vec<Option<Entry>>,
     /// Two killer actions per ply from the root.
@@ -180,19 +95,24 @@ pub struct AlphaBeta {
     use_table: bool,
     /// Nodes visited by the current search (the clock is read every 1024).
     nodes: u64,
-}
-
-/// The value of `child` (reached from a node where `me` acts) for `me`.
-enum Child {
-    Over(i32),
-    Same,
-    Other,
+    /// The depth of the current search's deepest finished iteration.
+    depth_reached: u32,
 }
 
 impl AlphaBeta {
-    /// A search to `limit`, reading `clock` for a time limit.
+    /// The `alphabeta` player: a search to `limit`, reading `clock` for a time limit.
     pub fn new(limit: Limit, clock: Clock) -> AlphaBeta {
+        AlphaBeta::with_style(Style::Plain, limit, clock)
+    }
+
+    /// The `classic` player.
+    pub fn classic(limit: Limit, clock: Clock) -> AlphaBeta {
+        AlphaBeta::with_style(Style::Classic, limit, clock)
+    }
+
+    pub fn with_style(style: Style, limit: Limit, clock: Clock) -> AlphaBeta {
         AlphaBeta {
+            style,
             limit,
             clock,
             table: vec![None; TABLE_SIZE],
@@ -202,32 +122,48 @@ impl AlphaBeta {
             stopped: false,
             use_table: true,
             nodes: 0,
+            depth_reached: 0,
         }
     }
 
     /// The same search without its transposition table (for tests).
-    pub fn without_table(limit: Limit, clock: Clock) -> AlphaBeta {
-        AlphaBeta { use_table: false, ..AlphaBeta::new(limit, clock) }
+    pub fn without_table(self) -> AlphaBeta {
+        AlphaBeta { use_table: false, ..self }
+    }
+
+    /// Nodes visited by the last search (quiescence nodes included).
+    pub fn nodes(&self) -> u64 {
+        self.nodes
+    }
+
+    /// The depth of the last search's deepest finished iteration.
+    pub fn depth_reached(&self) -> u32 {
+        self.depth_reached
     }
 
     /// Searches `pos` (not over) and returns the best action with its value
     /// for the player to act (from the deepest iteration completed).
     pub fn search(&mut self, pos: &Position) -> (Action, i32) {
         let (max_depth, deadline) = match self.limit {
-            Limit::Depth(d) => (d, None),
+            Limit::Depth(d) => (d as i32, None),
             Limit::Time(t) => (MAX_DEPTH, Some((self.clock)() + t)),
         };
         self.deadline = deadline;
         self.stopped = false;
         self.nodes = 0;
+        self.depth_reached = 0;
         self.history = [[0; 2]; crate::rules::NUM_PUSHES];
-        let mut best = None;
+        let mut best: Option<(Action, i32)> = None;
         for depth in 1..=max_depth {
-            let result = self.root(pos, depth);
+            let result = match best {
+                Some((_, value)) if self.style == Style::Classic => self.aspirated_root(pos, depth, value),
+                _ => self.root(pos, depth, -WIN - 1, WIN + 1),
+            };
             if self.stopped {
                 break;
             }
             best = Some(result);
+            self.depth_reached = depth as u32;
             if result.1.abs() > WIN_BOUND {
                 break;
             }
@@ -237,25 +173,65 @@ impl AlphaBeta {
         best.unwrap_or_else(|| (pos.legal_actions()[0], 0))
     }
 
-    fn root(&mut self, pos: &Position, depth: u32) -> (Action, i32) {
+    /// The root searched first in a narrow window around `guess`, again in
+    /// the full window when the value falls outside it.
+    fn aspirated_root(&mut self, pos: &Position, depth: i32, guess: i32) -> (Action, i32) {
+        if guess.abs() < WIN_BOUND {
+            let (alpha, beta) = (guess - ASPIRATION, guess + ASPIRATION);
+            let result = self.root(pos, depth, alpha, beta);
+            if self.stopped || (alpha < result.1 && result.1 < beta) {
+                return result;
+            }
+        }
+        self.root(pos, depth, -WIN - 1, WIN + 1)
+    }
+
+    fn root(&mut self, pos: &Position, depth: i32, mut alpha: i32, beta: i32) -> (Action, i32) {
         let me = pos.to_act().expect("the root is not over");
         let key = zobrist(pos);
         let table_move = self.probe(key).and_then(|e| e.best);
         let actions = self.ordered_actions(pos, 0, table_move);
-        let (mut alpha, beta) = (-WIN - 1, WIN + 1);
-        let mut best = actions[0];
-        for action in actions {
-            let value = self.edge_value(pos, me, action, depth, alpha, beta, 0);
+        let original_alpha = alpha;
+        let (mut best, mut best_value) = (actions[0], -WIN - 1);
+        for (i, action) in actions.into_iter().enumerate() {
+            let value = self.action_value(pos, me, action, depth, (alpha, beta), 0, i == 0);
             if self.stopped {
                 break;
             }
-            if value > alpha {
-                alpha = value;
-                best = action;
+            if value > best_value {
+                (best, best_value) = (action, value);
+            }
+            alpha = alpha.max(value);
+            if alpha >= beta {
+                break;
             }
         }
-        self.store(key, depth, alpha, Bound::Exact, Some(best), 0);
-        (best, alpha)
+        self.store(key, depth, best_value, bound(best_value, original_alpha, beta), Some(best), 0);
+        (best, best_value)
+    }
+
+    /// The value for `me` of `action` in `pos` in the window: in a classic
+    /// search every action after the first is tried with a null window
+    /// first, and searched again only if it may be better.
+    #[allow(clippy::too_many_arguments)]
+    fn action_value(
+        &mut self,
+        pos: &Position,
+        me: Color,
+        action: Action,
+        depth: i32,
+        (alpha, beta): (i32, i32),
+        ply: u32,
+        first: bool,
+    ) -> i32 {
+        if self.style == Style::Plain || first || beta - alpha <= 1 {
+            return self.edge_value(pos, me, action, depth, alpha, beta, ply);
+        }
+        let value = self.edge_value(pos, me, action, depth, alpha, alpha + 1, ply);
+        if value > alpha && value < beta && !self.stopped {
+            return self.edge_value(pos, me, action, depth, alpha, beta, ply);
+        }
+        value
     }
 
     /// The value for `me` of playing `action` in `pos`, searched with the window (alpha, beta).
@@ -265,7 +241,7 @@ impl AlphaBeta {
         pos: &Position,
         me: Color,
         action: Action,
-        depth: u32,
+        depth: i32,
         alpha: i32,
         beta: i32,
         ply: u32,
@@ -273,53 +249,50 @@ impl AlphaBeta {
         let mut child = *pos;
         child.play_unchecked(action);
         let depth = if matches!(action, Action::Push(_)) { depth - 1 } else { depth };
-        let kind = match child.outcome() {
-            Some(o) if o.winner == me => Child::Over(WIN - ply as i32 - 1),
-            Some(_) => Child::Over(-(WIN - ply as i32 - 1)),
-            None if child.to_act() == Some(me) => Child::Same,
-            None => Child::Other,
-        };
-        match kind {
-            Child::Over(value) => value,
-            Child::Same => self.node(&child, depth, alpha, beta, ply + 1),
-            Child::Other => -self.node(&child, depth, -beta, -alpha, ply + 1),
+        self.child_value(&child, me, depth, alpha, beta, ply)
+    }
+
+    /// The value for `me` (who acted at `ply`) of `child`, searched to `depth`.
+    fn child_value(&mut self, child: &Position, me: Color, depth: i32, alpha: i32, beta: i32, ply: u32) -> i32 {
+        match child.outcome() {
+            Some(o) if o.winner == me => WIN - ply as i32 - 1,
+            Some(_) => -(WIN - ply as i32 - 1),
+            None if child.to_act() == Some(me) => self.node(child, depth, alpha, beta, ply + 1),
+            None => -self.node(child, depth, -beta, -alpha, ply + 1),
         }
     }
 
-    /// Negamax: the value of `pos` (not over) for its player to act.
-    fn node(&mut self, pos: &Position, depth: u32, mut alpha: i32, beta: i32, ply: u32) -> i32 {
+    /// Counts a node; reads the clock every 1024. False once the time is spent.
+    fn visit(&mut self) -> bool {
         self.nodes += 1;
         if self.nodes.is_multiple_of(1024) && self.deadline.is_some_and(|d| (self.clock)() >= d) {
             self.stopped = true;
         }
-        if self.stopped {
+        !self.stopped
+    }
+
+    /// Negamax: the value of `pos` (not over) for its player to act.
+    fn node(&mut self, pos: &Position, depth: i32, mut alpha: i32, beta: i32, ply: u32) -> i32 {
+        if !self.visit() {
             return 0;
         }
         let me = pos.to_act().expect("searched nodes are not over");
-        if depth == 0 && pos.phase() == Phase::Push {
-            return evaluate(pos, me);
+        if depth <= 0 && pos.phase() == Phase::Push {
+            return match self.style {
+                Style::Plain => evaluate(pos, me),
+                Style::Classic => self.quiesce(pos, alpha, beta, ply, depth),
+            };
         }
         let key = zobrist(pos);
         let entry = self.probe(key);
-        if let Some(entry) = entry {
-            // Only the same depth, so that a fixed-depth value does not depend on the table.
-            if entry.depth == depth {
-                let value = from_table(entry.value, ply);
-                let cut = match entry.bound {
-                    Bound::Exact => true,
-                    Bound::Lower => value >= beta,
-                    Bound::Upper => value <= alpha,
-                };
-                if cut {
-                    return value;
-                }
-            }
+        if let Some(value) = entry.and_then(|e| self.table_cut(e, depth, alpha, beta, ply)) {
+            return value;
         }
         let original_alpha = alpha;
         let mut best_value = -WIN - 1;
         let mut best_action = None;
-        for action in self.ordered_actions(pos, ply, entry.and_then(|e| e.best)) {
-            let value = self.edge_value(pos, me, action, depth, alpha, beta, ply);
+        for (i, action) in self.ordered_actions(pos, ply, entry.and_then(|e| e.best)).into_iter().enumerate() {
+            let value = self.action_value(pos, me, action, depth, (alpha, beta), ply, i == 0);
             if self.stopped {
                 return 0;
             }
@@ -327,27 +300,67 @@ impl AlphaBeta {
                 best_value = value;
                 best_action = Some(action);
             }
-            if value > alpha {
-                alpha = value;
-            }
+            alpha = alpha.max(value);
             if alpha >= beta {
                 self.reward(action, depth, ply);
                 break;
             }
         }
-        let bound = match best_value {
-            v if v >= beta => Bound::Lower,
-            v if v <= original_alpha => Bound::Upper,
-            _ => Bound::Exact,
-        };
-        self.store(key, depth, best_value, bound, best_action, ply);
+        self.store(key, depth, best_value, bound(best_value, original_alpha, beta), best_action, ply);
         best_value
     }
 
+    /// The table's value where it settles the node: an exact value, or a
+    /// bound outside the window, from the same depth (plain) or one at least
+    /// as deep (classic).
+    fn table_cut(&self, entry: Entry, depth: i32, alpha: i32, beta: i32, ply: u32) -> Option<i32> {
+        let deep_enough = match self.style {
+            Style::Plain => entry.depth == depth,
+            Style::Classic => entry.depth >= depth,
+        };
+        let value = from_table(entry.value, ply);
+        let cut = match entry.bound {
+            Bound::Exact => true,
+            Bound::Lower => value >= beta,
+            Bound::Upper => value <= alpha,
+        };
+        (deep_enough && cut).then_some(value)
+    }
+
+    /// At the horizon (depth 0 or below, `QUIESCENCE_PUSHES` more at most)
+    /// the player to push may stand on the static score or make a row of
+    /// its own, whose removal and what follows are searched the same way.
+    fn quiesce(&mut self, pos: &Position, mut alpha: i32, beta: i32, ply: u32, depth: i32) -> i32 {
+        let me = pos.to_move();
+        let stand = classic::evaluate(pos, me);
+        if depth <= -QUIESCENCE_PUSHES || stand >= beta || !classic::may_make_row(pos, me) {
+            return stand;
+        }
+        let mut best = stand;
+        alpha = alpha.max(stand);
+        for action in pos.legal_actions() {
+            let mut child = *pos;
+            child.play_unchecked(action);
+            if !captures(&child, me) {
+                continue;
+            }
+            let value = self.child_value(&child, me, depth - 1, alpha, beta, ply);
+            if self.stopped {
+                return 0;
+            }
+            best = best.max(value);
+            alpha = alpha.max(value);
+            if alpha >= beta {
+                break;
+            }
+        }
+        best
+    }
+
     /// A cut-off by `action`: it becomes a killer at `ply` and gains history.
-    fn reward(&mut self, action: Action, depth: u32, ply: u32) {
+    fn reward(&mut self, action: Action, depth: i32, ply: u32) {
         if let Action::Push(push) = action {
-            self.history[push.index()][push.is_gipf() as usize] += depth * depth;
+            self.history[push.index()][push.is_gipf() as usize] += (depth * depth) as u32;
             let killers = &mut self.killers[ply as usize];
             if killers[0] != Some(action) {
                 killers[1] = killers[0];
@@ -389,7 +402,7 @@ impl AlphaBeta {
         self.table[key as usize & (TABLE_SIZE - 1)].filter(|e| e.key == key)
     }
 
-    fn store(&mut self, key: u64, depth: u32, value: i32, bound: Bound, best: Option<Action>, ply: u32) {
+    fn store(&mut self, key: u64, depth: i32, value: i32, bound: Bound, best: Option<Action>, ply: u32) {
         if !self.use_table || self.stopped {
             return;
         }
@@ -399,6 +412,25 @@ impl AlphaBeta {
             return;
         }
         *slot = Some(Entry { key, depth, value: to_table(value, ply), bound, best });
+    }
+}
+
+/// What a node's best value says, given the window it was searched in.
+fn bound(best: i32, alpha: i32, beta: i32) -> Bound {
+    match best {
+        v if v >= beta => Bound::Lower,
+        v if v <= alpha => Bound::Upper,
+        _ => Bound::Exact,
+    }
+}
+
+/// Whether `me`'s push that led to `child` captures: it made a row of
+/// `me`'s to remove, or won.
+fn captures(child: &Position, me: Color) -> bool {
+    match child.phase() {
+        Phase::Remove { player, .. } => player == me,
+        Phase::Over(outcome) => outcome.winner == me,
+        Phase::Push => false,
     }
 }
 
@@ -439,6 +471,9 @@ impl Player for AlphaBeta {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    use std::sync::LazyLock;
     use std::time::Instant;
 
     /// The tests' clock.
@@ -524,7 +559,7 @@ mod tests {
             }
             for depth in [1, 2, 3] {
                 let with = AlphaBeta::new(Limit::Depth(depth), clock).search(&pos).1;
-                let mut plain = AlphaBeta::without_table(Limit::Depth(depth), clock);
+                let mut plain = AlphaBeta::new(Limit::Depth(depth), clock).without_table();
                 let without = plain.search(&pos).1;
                 assert_eq!(with, without, "{variant} depth {depth}");
             }
@@ -555,7 +590,7 @@ mod tests {
                 }
                 (None, Some(p)) => {
                     let Limit::Depth(d) = self.limit else { unreachable!() };
-                    let v = self.node(pos, d, -WIN - 1, WIN + 1, 1);
+                    let v = self.node(pos, d as i32, -WIN - 1, WIN + 1, 1);
                     if p == me {
                         v
                     } else {
