@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# The alpha-beta yardstick's ladder: each depth against the one below (depth 1
-# against greedy, up to depth 5), alphabeta:250ms (the equal-time opponent)
-# against each depth from 2, and with UCT=1 each depth against uct:10000;
-# GAMES games each (default 40) in colour-swapped pairs, with the time each
-# side took per action; prints a Markdown table for docs/strength.md. Run it
-# on a quiet machine: alphabeta:250ms reads the clock.
+# The classical yardsticks' ladders, GAMES games each (default 40) in
+# colour-swapped pairs, with the time each side took per action; prints a
+# Markdown table for docs/strength.md. Run it on a quiet machine: the timed
+# players read the clock.
 #
-#   scripts/ladder.sh [GAMES]
+# alphabeta (the default): each depth against the one below (depth 1 against
+# greedy, up to depth 5), alphabeta:250ms (the equal-time opponent) against
+# each depth from 2, and with UCT=1 each depth against uct:10000.
+# classic: classic:1 against alphabeta:1, each depth against the one below up
+# to depth 5, classic:250ms against alphabeta:250ms (equal time) and against
+# classic:5, then both players' nodes per second (gipf bench classic).
+#
+#   scripts/ladder.sh [GAMES] [alphabeta|classic]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GAMES="${1:-40}"
+LADDER="${2:-alphabeta}"
 THREADS="${THREADS:-2}"
 scripts/setup-torch.sh
 cargo build --release --workspace --locked
@@ -30,6 +36,17 @@ row() {
 
 echo "| player | opponent | won-lost-drawn | score (95%) | Elo (95%) | player's ms per action (mean / max) | opponent's | match |"
 echo "|---|---|---|---|---|---|---|---|"
+if [ "$LADDER" = classic ]; then
+    row classic:1 alphabeta:1
+    for depth in 2 3 4 5; do
+        row "classic:$depth" "classic:$((depth - 1))"
+    done
+    row classic:250ms alphabeta:250ms
+    row classic:250ms classic:5
+    echo
+    "$GIPF" bench classic
+    exit 0
+fi
 row alphabeta:1 greedy
 for depth in 2 3 4 5; do
     row "alphabeta:$depth" "alphabeta:$((depth - 1))"

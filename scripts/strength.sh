@@ -12,7 +12,7 @@
 #   TREE=                      keep or fresh: whether the checkpoint keeps its
 #                              tree between actions (default: keeps it)
 #   GAMES=40                   games per opponent
-#   OPPONENTS="uct:10000 alphabeta:2 alphabeta:3 alphabeta:4 alphabeta:250ms"
+#   OPPONENTS="uct:10000 alphabeta:2 alphabeta:3 alphabeta:4 alphabeta:250ms classic:250ms"
 #                              (the easy ones, random greedy alphabeta:1, on request)
 #   MID_OPPONENTS="uct:10000 alphabeta:2"  played by the checkpoint that was
 #                              newest at half time (none: "")
@@ -21,7 +21,7 @@
 #                              newest's step), so that an arm is judged on
 #                              three late checkpoints, not one (none: "")
 #   CURVE_POINTS=6             checkpoints rated for the Elo curve
-#   CURVE_SIMS=64 CURVE_GAMES=20 CURVE_ANCHORS="alphabeta:2 alphabeta:3"
+#   CURVE_SIMS=64 CURVE_GAMES=20 CURVE_ANCHORS="alphabeta:2 alphabeta:3 classic:3"
 #   THREADS=2                  games played at once
 #   TRAIN=1                    0 skips training (measure an existing run)
 # Output: RUN/report/strength.md (the table, with 95% intervals) and
@@ -39,11 +39,11 @@ RUN="${RUN:-runs/strength-$(date +%Y%m%d-%H%M%S)}"
 MOVETIME="${MOVETIME:-250}"
 TREE="${TREE:-}"
 GAMES="${GAMES:-40}"
-OPPONENTS="${OPPONENTS:-uct:10000 alphabeta:2 alphabeta:3 alphabeta:4 alphabeta:250ms}"
+OPPONENTS="${OPPONENTS:-uct:10000 alphabeta:2 alphabeta:3 alphabeta:4 alphabeta:250ms classic:250ms}"
 CURVE_POINTS="${CURVE_POINTS:-6}"
 CURVE_SIMS="${CURVE_SIMS:-64}"
 CURVE_GAMES="${CURVE_GAMES:-20}"
-CURVE_ANCHORS="${CURVE_ANCHORS:-alphabeta:2 alphabeta:3}"
+CURVE_ANCHORS="${CURVE_ANCHORS:-alphabeta:2 alphabeta:3 classic:3}"
 MID_OPPONENTS="${MID_OPPONENTS-uct:10000 alphabeta:2}"
 LATE_OPPONENTS="${LATE_OPPONENTS-alphabeta:3}"
 THREADS="${THREADS:-2}"

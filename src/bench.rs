@@ -7,6 +7,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::encoding::{encode, INPUT_SIZE};
 use crate::net::Network;
+use crate::players::{AlphaBeta, Limit, Player, Style};
 use crate::rules::{Position, Variant};
 use crate::search::{SearchConfig, Tree, UniformEvaluator};
 
@@ -73,6 +74,63 @@ pub fn uniform_search(variant: Variant, duration: Duration, simulations: u32, ba
         total += tree.root_visits() as u64;
     }
     SearchThroughput { simulations: total, seconds: start.elapsed().as_secs_f64() }
+}
+
+/// What timed classical searches of a set of positions measured.
+#[derive(Clone, Copy, Debug)]
+pub struct ClassicalThroughput {
+    pub positions: u32,
+    pub nodes: u64,
+    pub seconds: f64,
+    /// The mean depth of the deepest finished iteration.
+    pub mean_depth: f64,
+}
+
+impl ClassicalThroughput {
+    pub fn nodes_per_second(&self) -> f64 {
+        self.nodes as f64 / self.seconds
+    }
+}
+
+/// `positions` positions waiting for a push, reached by 10 to 70 random
+/// actions of the standard variant (the same ones for every seed 1 run).
+pub fn midgame_positions(positions: u32) -> Vec<Position> {
+    let mut rng = SmallRng::seed_from_u64(1);
+    let mut out = Vec::new();
+    while out.len() < positions as usize {
+        let mut pos = Position::new(Variant::Standard);
+        for _ in 0..rng.random_range(10..70) {
+            let legal = pos.legal_actions();
+            if legal.is_empty() {
+                break;
+            }
+            pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
+        }
+        if !pos.is_over() && pos.phase() == crate::rules::Phase::Push {
+            out.push(pos);
+        }
+    }
+    out
+}
+
+/// Searches each position with a classical player of `style` for
+/// `per_position` on this thread: nodes per second and the depth reached.
+pub fn classical_search(style: Style, positions: &[Position], per_position: Duration) -> ClassicalThroughput {
+    let mut player = AlphaBeta::with_style(style, Limit::Time(per_position), crate::players::monotonic);
+    let (mut nodes, mut depth) = (0, 0);
+    let start = Instant::now();
+    for pos in positions {
+        player.new_game(0);
+        player.search(pos);
+        nodes += player.nodes();
+        depth += player.depth_reached();
+    }
+    ClassicalThroughput {
+        positions: positions.len() as u32,
+        nodes,
+        seconds: start.elapsed().as_secs_f64(),
+        mean_depth: depth as f64 / positions.len() as f64,
+    }
 }
 
 /// `batch` encoded positions from random games of `variant`: the input of

@@ -3,8 +3,8 @@
 //! re-exported here. Modules in dependency order (each uses only those
 //! before it): the core ← `net` ← `config`, `durable`, `weights`,
 //! `checkpoint_files`, `games`, `stop` ← `shards`, `checkpoint` ← `store`,
-//! `progress`, `export` ← `lease`, `model_source`, `serve`, `bench` ←
-//! `players` ← `analysis`, `review`, `tune` ← `engine`, `arena`, `selfplay` ←
+//! `progress`, `export` ← `lease`, `model_source`, `serve` ← `players` ←
+//! `analysis`, `review`, `tune`, `bench` ← `engine`, `arena`, `selfplay` ←
 //! `train`.
 
 pub use gipf_core::{encoding, rules, search};

@@ -121,11 +121,10 @@ fn solve(mut a: [[f64; FEATURES]; FEATURES], mut b: [f64; FEATURES]) -> [f64; FE
         let pivot = (col..FEATURES).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs())).unwrap_or(col);
         a.swap(col, pivot);
         b.swap(col, pivot);
+        let pivot_row = a[col];
         for row in col + 1..FEATURES {
-            let factor = a[row][col] / a[col][col];
-            for k in col..FEATURES {
-                a[row][k] -= factor * a[col][k];
-            }
+            let factor = a[row][col] / pivot_row[col];
+            a[row][col..].iter_mut().zip(&pivot_row[col..]).for_each(|(x, p)| *x -= factor * p);
             b[row] -= factor * b[col];
         }
     }

@@ -208,7 +208,7 @@ async function play(action) {
 }
 
 /** The most each opponent's strength may be (the engine refuses more). */
-const MAX_STRENGTH = { model: 100000, uct: 100000, alphabeta: 5 };
+const MAX_STRENGTH = { model: 100000, uct: 100000, alphabeta: 5, classic: 5 };
 
 /** The strength typed, brought within 1 and the opponent's most. */
 function strength() {
@@ -220,7 +220,7 @@ function strength() {
 
 function opponentSpec() {
     const kind = $("opponent").value;
-    return kind === "uct" || kind === "alphabeta" ? `${kind}:${strength()}` : kind;
+    return ["uct", "alphabeta", "classic"].includes(kind) ? `${kind}:${strength()}` : kind;
 }
 
 /** The model's value for white after each of its searches: [move number, value]. */
@@ -384,13 +384,14 @@ function strengthHelp() {
     const help = {
         model: "simulations per action (1 to 100000)",
         uct: "random playouts per action (1 to 100000)",
+        classic: "depth in pushes (1 to 5)",
         alphabeta: "depth in pushes (1 to 5)",
         greedy: "(no setting)",
         random: "(no setting)",
     };
     $("strength-help").textContent = help[$("opponent").value];
     $("strength").max = MAX_STRENGTH[$("opponent").value] || 1;
-    if ($("opponent").value === "alphabeta") $("strength").value = 2;
+    if (["alphabeta", "classic"].includes($("opponent").value)) $("strength").value = 2;
     if ($("opponent").value === "uct") $("strength").value = 1000;
     if ($("opponent").value === "model") $("strength").value = 64;
 }

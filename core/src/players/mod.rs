@@ -129,6 +129,7 @@ mod tests {
             Box::new(GreedyPlayer::new(2)),
             Box::new(Uct::new(20, SmallRng::seed_from_u64(3))),
             Box::new(AlphaBeta::new(Limit::Depth(1), never)),
+            Box::new(AlphaBeta::classic(Limit::Depth(2), never)),
         ];
         for variant in [Variant::Basic, Variant::Tournament] {
             let mut pos = Position::new(variant);

@@ -16,8 +16,8 @@ mod setup;
 pub use action::{parse_actions, Action, NotationError, Push};
 pub use bitboard::Bitboard;
 pub use geometry::{
-    line_layout, lines, push_index, pushes, Cell, Line, Point, PushGeometry, Symmetry, NUM_CELLS, NUM_LINES,
-    NUM_POINTS, NUM_PUSHES, NUM_SYMMETRIES,
+    line_layout, lines, push_index, pushes, Cell, Line, Point, PushGeometry, Symmetry, LINES_PER_DIRECTION, NUM_CELLS,
+    NUM_LINES, NUM_POINTS, NUM_PUSHES, NUM_SYMMETRIES,
 };
 pub use perft::perft;
 pub use picture::picture;

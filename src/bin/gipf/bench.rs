@@ -7,9 +7,12 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use gipf::bench::{memory_bytes, net_throughput, random_games, synthetic_games, uniform_search};
+use gipf::bench::{
+    classical_search, memory_bytes, midgame_positions, net_throughput, random_games, synthetic_games, uniform_search,
+};
 use gipf::config::Config;
 use gipf::net::{parse_device, Network};
+use gipf::players::Style;
 use gipf::rules::Variant;
 use gipf::train::data::{GamesRead, Window};
 use gipf::train::window_size;
@@ -30,6 +33,16 @@ pub enum Bench {
         /// Simulations per search.
         #[arg(long, default_value_t = 800)]
         simulations: u32,
+    },
+    /// The classical players (`alphabeta`, `classic`) on one core: nodes per
+    /// second and the depth reached in a fixed time on midgame positions.
+    Classic {
+        /// Milliseconds for each position's search.
+        #[arg(long, default_value_t = 250)]
+        ms: u64,
+        /// Positions searched by each player.
+        #[arg(long, default_value_t = 40)]
+        positions: u32,
     },
     /// Raw forward throughput of the configured network, positions per second, at several batch sizes.
     Net {
@@ -148,6 +161,20 @@ pub fn run(which: Bench) -> Result<()> {
                 println!(
                     "standard, {simulations} simulations a search, batch {batch:>2}: {:>9.0} simulations/s on one core",
                     t.simulations_per_second()
+                );
+            }
+            Ok(())
+        }
+        Bench::Classic { ms, positions } => {
+            anyhow::ensure!(ms > 0 && positions > 0, "--ms and --positions must be positive");
+            let set = midgame_positions(positions);
+            for (name, style) in [("alphabeta", Style::Plain), ("classic", Style::Classic)] {
+                let t = classical_search(style, &set, Duration::from_millis(ms));
+                println!(
+                    "{name:<9} {:>10.0} nodes/s on one core, depth {:.1} on average in {ms} ms ({} positions)",
+                    t.nodes_per_second(),
+                    t.mean_depth,
+                    t.positions
                 );
             }
             Ok(())

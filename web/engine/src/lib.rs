@@ -23,7 +23,7 @@
 //!   `{"cmd": "undo"}`, `{"cmd": "state"}`: the state (the `gipf rules
 //!   --json` object, with `moves`, the actions so far);
 //! - `{"cmd": "baseline", "player": "alphabeta:2", "seed": 1}`: `{"action": ...}`
-//!   from `random`, `greedy`, `uct:N` or `alphabeta:D`;
+//!   from `random`, `greedy`, `uct:N`, `alphabeta:D` or `classic:D`;
 //! - `{"cmd": "think", "simulations": 64, "search": {...}}` (search settings
 //!   as in a config's `[search]`, optional), then `{"cmd": "feed"}`:
 //!   `{"batch": N}` (N positions to evaluate), or `{"done": true, "action":
@@ -44,8 +44,8 @@ pub const OUTPUT_SIZE: usize = NUM_ACTIONS + 1;
 /// The bounds of a request's numbers, so that no request can exhaust the
 /// page's memory or hang it: simulations of `think` (as a config's
 /// `selfplay.simulations`), its `search.batch_size` (as a config's), the
-/// playouts of `uct:N` and the depth of `alphabeta:D` (depth 5 already takes
-/// seconds in a browser).
+/// playouts of `uct:N` and the depth of `alphabeta:D` and `classic:D` (depth 5
+/// already takes seconds in a browser).
 pub const MAX_SIMULATIONS: u32 = 100_000;
 pub const MAX_BATCH: usize = 256;
 pub const MAX_UCT_PLAYOUTS: u32 = 100_000;
@@ -203,7 +203,11 @@ impl Session {
                 Some(d) => Box::new(AlphaBeta::new(Limit::Depth(d), || std::time::Duration::ZERO)),
                 None => return Err(format!("{spec}: expected alphabeta:D with D from 1 to {MAX_ALPHABETA_DEPTH}")),
             },
-            _ => return Err(format!("{spec}: players are random, greedy, uct:N and alphabeta:D")),
+            _ if spec.starts_with("classic:") => match number("classic:", MAX_ALPHABETA_DEPTH) {
+                Some(d) => Box::new(AlphaBeta::classic(Limit::Depth(d), || std::time::Duration::ZERO)),
+                None => return Err(format!("{spec}: expected classic:D with D from 1 to {MAX_ALPHABETA_DEPTH}")),
+            },
+            _ => return Err(format!("{spec}: players are random, greedy, uct:N, alphabeta:D and classic:D")),
         };
         player.new_game(seed);
         Ok(player.choose(&self.pos))
@@ -421,12 +425,14 @@ mod tests {
         assert!(bad["error"].as_str().unwrap().starts_with("position: "), "{bad}");
         ask(&mut s, json!({"cmd": "new", "variant": "basic"}));
         assert!(ask(&mut s, json!({"cmd": "feed"}))["error"].is_string());
-        for player in ["random", "greedy", "uct:20", "alphabeta:2"] {
+        for player in ["random", "greedy", "uct:20", "alphabeta:2", "classic:2"] {
             let answer = ask(&mut s, json!({"cmd": "baseline", "player": player, "seed": 1}));
             let action = answer["action"].as_str().unwrap_or_else(|| panic!("{player}: {answer}"));
             assert!(ask(&mut s, json!({"cmd": "state"}))["legal"].as_array().unwrap().contains(&json!(action)));
         }
-        for bad in ["alphabeta:0", "alphabeta:6", "alphabeta:32", "uct:x", "uct:100001", "minimax"] {
+        for bad in
+            ["alphabeta:0", "alphabeta:6", "alphabeta:32", "classic:0", "classic:6", "uct:x", "uct:100001", "minimax"]
+        {
             assert!(ask(&mut s, json!({"cmd": "baseline", "player": bad, "seed": 1}))["error"].is_string(), "{bad}");
         }
     }

@@ -18,8 +18,9 @@ mod zobrist;
 
 use std::time::Duration;
 
+use super::patterns::Lines;
 use super::{classic, Player};
-use crate::rules::{Action, Color, Phase, Position};
+use crate::rules::{Action, Bitboard, Color, Phase, Position};
 pub use plain::evaluate;
 pub use zobrist::zobrist;
 
@@ -333,12 +334,16 @@ impl AlphaBeta {
     fn quiesce(&mut self, pos: &Position, mut alpha: i32, beta: i32, ply: u32, depth: i32) -> i32 {
         let me = pos.to_move();
         let stand = classic::evaluate(pos, me);
-        if depth <= -QUIESCENCE_PUSHES || stand >= beta || !classic::may_make_row(pos, me) {
+        if depth <= -QUIESCENCE_PUSHES || stand >= beta {
+            return stand;
+        }
+        let candidates = capture_candidates(pos, me);
+        if candidates.is_empty() {
             return stand;
         }
         let mut best = stand;
         alpha = alpha.max(stand);
-        for action in pos.legal_actions() {
+        for action in candidates {
             let mut child = *pos;
             child.play_unchecked(action);
             if !captures(&child, me) {
@@ -424,6 +429,34 @@ fn bound(best: i32, alpha: i32, beta: i32) -> Bound {
     }
 }
 
+/// The legal pushes of `me` that may capture: those that change a point
+/// of a near row of `me`'s (every push, when the opponent has nothing left
+/// in reserve and may lose at once).
+fn capture_candidates(pos: &Position, me: Color) -> Vec<Action> {
+    let mut actions = pos.legal_actions();
+    if pos.reserve(me.opponent()) > 0 {
+        let near_rows = Lines::of(pos.pieces(me)).near_row_points();
+        actions.retain(|&a| changes_any(pos, a, near_rows));
+    }
+    actions
+}
+
+/// Whether `action` (a push) changes what stands on any of `points`: the
+/// points from its entry up to the first empty one, which it fills.
+fn changes_any(pos: &Position, action: Action, points: Bitboard) -> bool {
+    let Action::Push(push) = action else { return true };
+    let occupied = pos.occupied();
+    for &p in &push.geometry().path {
+        if points.contains(p) {
+            return true;
+        }
+        if !occupied.contains(p) {
+            return false;
+        }
+    }
+    false
+}
+
 /// Whether `me`'s push that led to `child` captures: it made a row of
 /// `me`'s to remove, or won.
 fn captures(child: &Position, me: Color) -> bool {
@@ -482,7 +515,7 @@ mod tests {
         START.elapsed()
     }
     use crate::rules::fixtures::{removal_by_the_player_who_did_not_push, setup, win_in_one};
-    use crate::rules::Variant;
+    use crate::rules::{Variant, WinReason};
 
     #[test]
     fn finds_the_win_in_one() {
@@ -575,6 +608,129 @@ mod tests {
         assert!(pos.is_legal(action));
         // Unbounded, iterative deepening to depth 64 would not end.
         assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+    }
+
+    /// Black's last GIPF piece (c5) lies in the run of the row white's push
+    /// g1-g2 makes: the push, then the removal that takes it, wins.
+    #[test]
+    fn classic_finds_the_win_of_the_last_gipf_piece() {
+        let pos = setup(
+            r#"{"variant": "standard", "board": {"b5": "b", "c5": "B", "d5": "w", "e5": "w", "f4": "w",
+                "h2": "w", "g2": "w", "e2": "W"}, "reserve": {"white": 7, "black": 14}, "to_move": "white"}"#,
+        );
+        let (action, value) = AlphaBeta::classic(Limit::Depth(1), clock).search(&pos);
+        assert_eq!(value, WIN - 2, "{action}: a win at the removal after the push");
+        let mut after = pos;
+        after.play(action).unwrap();
+        let (removal, _) = AlphaBeta::classic(Limit::Depth(1), clock).search(&after);
+        after.play(removal).unwrap();
+        assert_eq!(after.outcome().map(|o| (o.winner, o.reason)), Some((Color::White, WinReason::NoGipfPiece)));
+    }
+
+    #[test]
+    fn classic_finds_the_forced_win_in_two() {
+        let pos = setup(
+            r#"{"variant": "basic", "board": {"b3": "b", "b4": "b", "b5": "b", "e2": "w", "h5": "w", "e8": "w"},
+                "reserve": {"white": 9, "black": 1}, "to_move": "white"}"#,
+        );
+        let (action, value) = AlphaBeta::classic(Limit::Depth(3), clock).search(&pos);
+        assert_eq!(value, WIN - 3, "{action}: white wins at its second push");
+    }
+
+    /// One game between `a` (white when `a_white`) and `b` after `opening`
+    /// random actions; whether `a` won.
+    fn a_wins(a: &mut AlphaBeta, b: &mut AlphaBeta, a_white: bool, opening: u64) -> bool {
+        let mut rng = SmallRng::seed_from_u64(opening);
+        let mut pos = Position::new(Variant::Standard);
+        for _ in 0..4 {
+            let legal = pos.legal_actions();
+            pos.play(legal[rng.random_range(0..legal.len())]).unwrap();
+        }
+        a.new_game(0);
+        b.new_game(0);
+        for _ in 0..600 {
+            let Some(player) = pos.to_act() else { break };
+            let action = if (player == Color::White) == a_white { a.choose(&pos) } else { b.choose(&pos) };
+            pos.play(action).unwrap();
+        }
+        pos.outcome().is_some_and(|o| (o.winner == Color::White) == a_white)
+    }
+
+    /// Each depth of `classic` beats the one below (a short match of
+    /// colour-swapped pairs; the ladder in docs/strength.md has the long ones).
+    #[test]
+    fn a_deeper_classic_wins() {
+        for depth in [2, 3] {
+            let mut deeper = AlphaBeta::classic(Limit::Depth(depth), clock);
+            let mut shallower = AlphaBeta::classic(Limit::Depth(depth - 1), clock);
+            let wins: usize = (0..4)
+                .map(|opening| {
+                    [true, false]
+                        .into_iter()
+                        .filter(|&white| a_wins(&mut deeper, &mut shallower, white, opening))
+                        .count()
+                })
+                .sum();
+            assert!(wins >= 6, "classic:{depth} won {wins} of 8 against classic:{}", depth - 1);
+        }
+    }
+
+    /// With its table or without, a classic search to depth 1 finds the same
+    /// value: the bounds it stores under null windows are used rightly (at
+    /// depth 1 no entry is deeper than asked, so none may differ).
+    #[test]
+    fn classic_values_do_not_depend_on_the_table_at_depth_one() {
+        let mut rng = SmallRng::seed_from_u64(9);
+        for _ in 0..20 {
+            let mut pos = Position::new(Variant::Standard);
+            for _ in 0..rng.random_range(5..60) {
+                if pos.is_over() {
+                    break;
+                }
+                let legal = pos.legal_actions();
+                pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
+            }
+            if pos.is_over() {
+                continue;
+            }
+            let with = AlphaBeta::classic(Limit::Depth(1), clock).search(&pos).1;
+            let without = AlphaBeta::classic(Limit::Depth(1), clock).without_table().search(&pos).1;
+            assert_eq!(with, without);
+        }
+    }
+
+    /// The quiescence search tries only pushes that change a point of a
+    /// near row: no push that captures is left out (over the positions of
+    /// random games, every capturing push passes the filter).
+    #[test]
+    fn no_capture_escapes_the_quiescence_filter() {
+        let mut rng = SmallRng::seed_from_u64(4);
+        let (mut captures_seen, mut skipped) = (0, 0);
+        for variant in [Variant::Standard, Variant::Tournament] {
+            for _ in 0..200 {
+                let mut pos = Position::new(variant);
+                while !pos.is_over() {
+                    let legal = pos.legal_actions();
+                    if pos.phase() == Phase::Push {
+                        let me = pos.to_move();
+                        let candidates = capture_candidates(&pos, me);
+                        for &action in &legal {
+                            let mut child = pos;
+                            child.play_unchecked(action);
+                            let passes = candidates.contains(&action);
+                            if captures(&child, me) {
+                                captures_seen += 1;
+                                assert!(passes, "{action} captures in {pos:?}");
+                            } else if !passes {
+                                skipped += 1;
+                            }
+                        }
+                    }
+                    pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
+                }
+            }
+        }
+        assert!(captures_seen > 100 && skipped > 10 * captures_seen, "{captures_seen} captures, {skipped} skipped");
     }
 
     impl AlphaBeta {

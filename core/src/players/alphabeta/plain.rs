@@ -1,6 +1,6 @@
 //! `alphabeta`'s evaluation: material, the reserve, GIPF pieces and runs of three.
 
-use crate::players::patterns::threes;
+use crate::players::patterns::Lines;
 use crate::rules::{Color, GipfRight, Position};
 
 /// Evaluation weights, in hundredths of a piece (tuned against `uct:10000`
@@ -32,7 +32,7 @@ fn side_score(pos: &Position, color: Color) -> i32 {
             score -= LAST_GIPF_PIECE;
         }
     }
-    let threes = threes(pos.pieces(color));
+    let threes = Lines::of(pos.pieces(color)).threes();
     let per_three = if pos.to_move() == color { THREE_IN_A_LINE + THREE_TO_PUSH } else { THREE_IN_A_LINE };
     score + per_three * threes
 }

@@ -8,7 +8,7 @@ mod weights;
 
 use std::sync::LazyLock;
 
-use super::patterns::{near_rows, pairs, threes};
+use super::patterns::Lines;
 use crate::rules::{Bitboard, Cell, Color, GipfRight, Point, Position, NUM_POINTS};
 pub use weights::WEIGHTS;
 
@@ -57,6 +57,8 @@ struct Side {
     gipfs: i32,
     last_gipf: i32,
     low_reserve: [i32; 3],
+    near_rows: i32,
+    threes: i32,
     pairs: i32,
     outer_gipfs: i32,
 }
@@ -67,13 +69,16 @@ fn side(pos: &Position, color: Color) -> Side {
     let counts_gipfs = pos.variant().has_gipf_pieces() && pos.gipf_right(color) != GipfRight::FirstMustBeGipf;
     let gipf_pieces = own & pos.gipf_pieces();
     let gipfs = gipf_pieces.len() as i32;
+    let lines = Lines::of(own);
     Side {
         reserve,
         rings: RINGS.map(|ring| (own & ring).len() as i32),
         gipfs: if counts_gipfs { gipfs } else { 0 },
         last_gipf: (counts_gipfs && gipfs == 1) as i32,
         low_reserve: [1, 3, 6].map(|k| (reserve <= k) as i32),
-        pairs: pairs(own),
+        near_rows: lines.near_rows(),
+        threes: lines.threes(),
+        pairs: lines.pairs(),
         outer_gipfs: (gipf_pieces & RINGS[2]).len() as i32,
     }
 }
@@ -82,7 +87,6 @@ fn side(pos: &Position, color: Color) -> Side {
 pub fn features(pos: &Position) -> [i32; FEATURES] {
     let me = pos.to_move();
     let (mine, theirs) = (side(pos, me), side(pos, me.opponent()));
-    let (own, other) = (pos.pieces(me), pos.pieces(me.opponent()));
     [
         1,
         mine.reserve - theirs.reserve,
@@ -94,10 +98,10 @@ pub fn features(pos: &Position) -> [i32; FEATURES] {
         mine.low_reserve[0] - theirs.low_reserve[0],
         mine.low_reserve[1] - theirs.low_reserve[1],
         mine.low_reserve[2] - theirs.low_reserve[2],
-        near_rows(own),
-        near_rows(other),
-        threes(own),
-        threes(other),
+        mine.near_rows,
+        theirs.near_rows,
+        mine.threes,
+        theirs.threes,
         mine.pairs - theirs.pairs,
         mine.outer_gipfs - theirs.outer_gipfs,
     ]
@@ -107,11 +111,6 @@ pub fn features(pos: &Position) -> [i32; FEATURES] {
 pub fn evaluate(pos: &Position, me: Color) -> i32 {
     debug_assert_eq!(pos.to_move(), me, "the classic evaluation scores positions for the player to push");
     features(pos).iter().zip(WEIGHTS).map(|(f, w)| f * w).sum()
-}
-
-/// Whether one push of `me`'s may make a row (see [`near_rows`]).
-pub fn may_make_row(pos: &Position, me: Color) -> bool {
-    near_rows(pos.pieces(me)) > 0
 }
 
 #[cfg(test)]
