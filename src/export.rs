@@ -127,15 +127,6 @@ pub fn export(weights: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     Ok(vec![script, weights_out, card])
 }
 
-/// The network's joined output (as the exported module computes it) for `n`
-/// encoded positions, row-major `[n, NUM_ACTIONS + 1]`.
-pub fn reference_output(network: &Network, input: &[f32], n: usize) -> Vec<f32> {
-    let _guard = tch::no_grad_guard();
-    let xs = Tensor::from_slice(input).view([n as i64, NUM_PLANES as i64, GRID as i64, GRID as i64]);
-    let out = joined_output(network, &xs).contiguous().view(-1);
-    Vec::<f32>::try_from(&out).expect("float output")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

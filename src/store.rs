@@ -403,6 +403,14 @@ impl Store {
         Ok(file)
     }
 
+    /// Downloads the checkpoint `stem` of `folder` (its description, then
+    /// its weights: present weights mean a whole checkpoint) into `into`,
+    /// each file unless it is there already. Returns the local weights path.
+    pub fn download_whole(&self, folder: &str, stem: &str, into: &Path) -> Result<PathBuf> {
+        self.download(&join(folder, &format!("{stem}.json")), into)?;
+        self.download(&join(folder, &format!("{stem}.safetensors")), into)
+    }
+
     /// Downloads the checkpoints in `folder` that `into` lacks (description
     /// and weights, not the optimizer state); returns how many.
     pub fn mirror_checkpoints(&self, folder: &str, into: &Path) -> Result<usize> {
@@ -410,9 +418,7 @@ impl Store {
         for name in self.list(folder)? {
             let Some(stem) = name.strip_suffix(".safetensors").filter(|s| s.starts_with("step-")) else { continue };
             if !into.join(&name).is_file() {
-                // The weights last: present weights mean a whole checkpoint.
-                self.download(&join(folder, &format!("{stem}.json")), into)?;
-                self.download(&join(folder, &name), into)?;
+                self.download_whole(folder, stem, into)?;
                 done += 1;
             }
         }
@@ -478,14 +484,8 @@ pub fn fetch_checkpoint(url: &str) -> Result<PathBuf> {
     let url = url.trim_end_matches('/');
     match url.rsplit_once('/').filter(|(_, file)| file.ends_with(".safetensors")) {
         Some((folder, file)) => {
-            let store = Store::open(folder)?;
-            let cache = local_cache(folder, "models");
-            let description = Path::new(file).with_extension("json").to_string_lossy().into_owned();
-            // The weights last: present weights mean a whole checkpoint.
-            for name in [&description, file] {
-                store.download(name, &cache)?;
-            }
-            Ok(cache.join(file))
+            let stem = file.strip_suffix(".safetensors").expect("the file name ends so");
+            Store::open(folder)?.download_whole("", stem, &local_cache(folder, "models"))
         }
         None => {
             let store = Store::open(url)?;

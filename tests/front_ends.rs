@@ -243,7 +243,13 @@ fn an_exported_model_loads_in_pytorch_with_the_same_outputs() {
     let (network, _) = gipf::checkpoint::load_checkpoint(weights, tch::Device::Cpu).unwrap();
     let n = 6;
     let input = gipf::export::sample_inputs(n, 9);
-    let output = gipf::export::reference_output(&network, &input, n);
+    // The program's own forward pass, joined as the exported module gives it: logits, then the value.
+    let (logits, values) = network.infer(&input, n);
+    let output: Vec<f32> = logits
+        .chunks(gipf::encoding::NUM_ACTIONS)
+        .zip(values)
+        .flat_map(|(row, value)| row.iter().copied().chain([value]))
+        .collect();
     // LibTorch loads it too.
     let module = tch::CModule::load(export.join("model.pt")).unwrap();
     let xs = tch::Tensor::from_slice(&input).view([n as i64, 19, 7, 7]);

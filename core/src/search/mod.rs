@@ -44,15 +44,17 @@ impl Evaluation {
     pub fn from_logits(pos: &Position, logits: &[f32], value: f32) -> Evaluation {
         let actions = pos.legal_actions();
         let mut priors: Vec<f32> = actions.iter().map(|&a| logits[crate::encoding::action_index(a)]).collect();
-        let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let mut sum = 0.0;
-        for p in priors.iter_mut() {
-            *p = (*p - max).exp();
-            sum += *p;
-        }
-        priors.iter_mut().for_each(|p| *p /= sum);
+        softmax(&mut priors);
         Evaluation { actions, priors, value }
     }
+}
+
+/// Turns logits into probabilities, in place.
+pub fn softmax(logits: &mut [f32]) {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    logits.iter_mut().for_each(|x| *x = (*x - max).exp());
+    let sum: f32 = logits.iter().sum();
+    logits.iter_mut().for_each(|x| *x /= sum);
 }
 
 /// Evaluates positions in batches (a network, or a simple stand-in).
@@ -374,12 +376,10 @@ impl Tree {
         if self.gumbel.is_some() {
             let q = self.completed_q();
             let max_visits = self.max_root_visits();
-            let logits: Vec<f32> =
+            let mut policy: Vec<f32> =
                 children.iter().zip(&q).map(|(e, &q)| e.prior.max(1e-12).ln() + sigma(q, max_visits)).collect();
-            let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let exp: Vec<f32> = logits.iter().map(|l| (l - max).exp()).collect();
-            let sum: f32 = exp.iter().sum();
-            children.iter().zip(exp).map(|(e, x)| (e.action, x / sum)).collect()
+            softmax(&mut policy);
+            children.iter().zip(policy).map(|(e, p)| (e.action, p)).collect()
         } else {
             let visits = match self.forced {
                 Some(forced) => self.pruned_visits(forced),
