@@ -175,6 +175,29 @@ pub fn weights_source(weights: &[i32; FEATURES], provenance: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A folder of random games: read (every position waiting for a push,
+    /// a tenth of the games held out), fitted, and written as the weights'
+    /// source, whose numbers are the fitted ones in order.
+    #[test]
+    fn a_games_folder_is_read_fitted_and_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let (games, _) =
+            crate::bench::synthetic_games(dir.path(), crate::rules::Variant::Standard, 4000, 8, 1).unwrap();
+        let data = collect(dir.path()).unwrap();
+        assert_eq!((data.games as u64, data.skipped), (games, 0));
+        assert!(
+            data.held_out.len() * 4 < data.fit.len(),
+            "{} held out, {} fitted",
+            data.held_out.len(),
+            data.fit.len()
+        );
+        let weights = as_hundredths(&fit(&data.fit));
+        let source = weights_source(&weights, "a test");
+        let numbers: Vec<i32> = source.lines().filter_map(|line| line.trim().split(',').next()?.parse().ok()).collect();
+        assert_eq!(numbers, weights);
+        assert!(source.contains("(a test)"));
+    }
+
     /// Results drawn from known weights are fitted back to them.
     #[test]
     fn the_fit_recovers_known_weights() {

@@ -53,6 +53,10 @@ fn benches_run_and_print_rates() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(out.status.success());
     assert_eq!(text.matches("simulations/s on one core").count(), 3, "{text}");
+    let out = gipf(&["bench", "classic", "--ms", "5", "--positions", "2"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success());
+    assert_eq!(text.matches("nodes/s on one core").count(), 2, "{text}");
     refused(&["bench", "rules", "--seconds=0"], "--seconds must be positive");
 }
 
