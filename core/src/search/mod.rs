@@ -7,71 +7,21 @@
 //! of the player who chose it.
 
 mod analysis;
+mod evaluation;
+mod forced;
 mod gumbel;
+mod reuse;
+mod solver;
 
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
 pub use analysis::{Analysis, Candidate};
+pub use evaluation::{softmax, Evaluation, Evaluator, UniformEvaluator};
+use forced::Forced;
 use gumbel::{sigma, GumbelRoot};
 
 use crate::rules::{Action, Color, Position};
-
-/// What an evaluator says of a position: its legal actions (as
-/// [`Position::legal_actions`] gives them, computed once for the priors and
-/// the expansion), a prior for each (summing to 1), and the value for the
-/// player to act, in [-1, 1].
-#[derive(Clone, Debug, PartialEq)]
-pub struct Evaluation {
-    pub actions: Vec<Action>,
-    pub priors: Vec<f32>,
-    pub value: f32,
-}
-
-impl Evaluation {
-    /// Equal priors over the legal actions of `pos`, and `value`.
-    pub fn uniform(pos: &Position, value: f32) -> Evaluation {
-        let actions = pos.legal_actions();
-        let n = actions.len();
-        Evaluation { actions, priors: vec![1.0 / n as f32; n], value }
-    }
-}
-
-impl Evaluation {
-    /// The evaluation a network gives `pos` (not over) with `logits` over
-    /// all the action indices of [`crate::encoding`]: the legal actions'
-    /// softmax as priors, and `value`.
-    pub fn from_logits(pos: &Position, logits: &[f32], value: f32) -> Evaluation {
-        let actions = pos.legal_actions();
-        let mut priors: Vec<f32> = actions.iter().map(|&a| logits[crate::encoding::action_index(a)]).collect();
-        softmax(&mut priors);
-        Evaluation { actions, priors, value }
-    }
-}
-
-/// Turns logits into probabilities, in place.
-pub fn softmax(logits: &mut [f32]) {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    logits.iter_mut().for_each(|x| *x = (*x - max).exp());
-    let sum: f32 = logits.iter().sum();
-    logits.iter_mut().for_each(|x| *x /= sum);
-}
-
-/// Evaluates positions in batches (a network, or a simple stand-in).
-pub trait Evaluator {
-    /// One evaluation per position; none of them is over.
-    fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation>;
-}
-
-/// Uniform priors and a value of 0: search guided by nothing but the rules.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct UniformEvaluator;
-
-impl Evaluator for UniformEvaluator {
-    fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
-        positions.iter().map(|p| Evaluation::uniform(p, 0.0)).collect()
-    }
-}
 
 /// Search settings.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -170,16 +120,6 @@ pub struct Tree {
     forced: Option<Forced>,
 }
 
-/// Forced playouts (KataGo, section 3.1 of its paper): each root action `c`
-/// gets at least `sqrt(k * P(c) * N)` visits, so that noise-favoured actions
-/// are looked at; the policy target then takes back the visits PUCT would not
-/// have spent (policy target pruning).
-#[derive(Clone, Copy, Debug)]
-struct Forced {
-    k: f32,
-    c_puct: f32,
-}
-
 /// A leaf waiting for evaluation: its node and the edges leading to it.
 pub struct Leaf {
     node: u32,
@@ -264,61 +204,6 @@ impl Tree {
         self.gumbel = Some(GumbelRoot::new(&priors, base, candidates, simulations, rng));
     }
 
-    /// Forced playouts with factor `k` (KataGo uses 2) at the root for the
-    /// current search, and a policy target pruned of them; `config` is the
-    /// search's. Until the root moves on.
-    pub fn start_forced_playouts(&mut self, k: f32, config: &SearchConfig) {
-        self.forced = Some(Forced { k, c_puct: config.c_puct });
-    }
-
-    /// The visits root action `edge` is owed under forced playouts.
-    fn forced_visits(&self, k: f32, edge: &Edge) -> f32 {
-        (k * edge.prior * self.root_visits() as f32).sqrt()
-    }
-
-    /// A root edge short of its forced visits, if any.
-    fn forced_edge(&self) -> Option<u32> {
-        let k = self.forced?.k;
-        let first = self.nodes[self.root as usize].first_edge;
-        let children = self.children(self.root);
-        let short = children.iter().position(|e| ((e.visits + e.pending) as f32) < self.forced_visits(k, e))?;
-        Some(first + short as u32)
-    }
-
-    /// The root's visits with forced playouts taken back: each action but
-    /// the most visited loses up to its forced visits while its PUCT score
-    /// stays below the best action's, and one left with a single visit
-    /// loses that too.
-    fn pruned_visits(&self, forced: Forced) -> Vec<f32> {
-        let children = self.children(self.root);
-        let visits: Vec<f32> = children.iter().map(|e| e.visits as f32).collect();
-        let Some(best) = (0..children.len()).max_by_key(|&i| children[i].visits) else {
-            return visits;
-        };
-        let sqrt_n = (self.root_visits() as f32).max(1.0).sqrt();
-        let q = |e: &Edge| if e.visits > 0 { e.value_sum / e.visits as f32 } else { 0.0 };
-        let b = &children[best];
-        let best_score = q(b) + forced.c_puct * b.prior * sqrt_n / (1.0 + b.visits as f32);
-        children
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                if i == best || e.visits == 0 {
-                    return visits[i];
-                }
-                let gap = best_score - q(e);
-                // The fewest visits at which this action's score stays below the best's.
-                let needed = if gap > 0.0 { (forced.c_puct * e.prior * sqrt_n / gap).floor() } else { visits[i] };
-                let kept = needed.max(visits[i] - self.forced_visits(forced.k, e).floor()).min(visits[i]);
-                if kept <= 1.0 {
-                    0.0
-                } else {
-                    kept
-                }
-            })
-            .collect()
-    }
-
     /// The root edges' values for the root player, unvisited ones completed
     /// with the mixed value of the paper (appendix D): the evaluator's value
     /// of the root blended with the prior-weighted values of the visited edges.
@@ -361,11 +246,6 @@ impl Tree {
             None => (0..children.len()).max_by_key(|&i| (self.proven(&children[i]).is_none(), children[i].visits))?,
         };
         children.get(index).map(|e| e.action)
-    }
-
-    /// The winner proven below an edge, if any.
-    fn proven(&self, edge: &Edge) -> Option<Color> {
-        edge.child.and_then(|child| self.nodes[child as usize].proven)
     }
 
     /// The policy target over the root's legal actions: with Gumbel root
@@ -504,25 +384,6 @@ impl Tree {
         }
     }
 
-    /// Marks `node` (at the end of `path`) won by `winner` and carries the
-    /// proof up the path as far as it goes.
-    fn prove(&mut self, path: &[u32], node: u32, winner: Color) {
-        self.nodes[node as usize].proven = Some(winner);
-        let mut above: Vec<u32> = vec![self.root];
-        above.extend(path.iter().map(|&e| self.edges[e as usize].child.expect("edges on a path lead somewhere")));
-        above.pop();
-        for &parent in above.iter().rev() {
-            let player = self.nodes[parent as usize].pos.to_act().expect("an inner node is not over");
-            let lost = self.children(parent).iter().all(|e| self.proven(e) == Some(player.opponent()));
-            let proven = match winner == player {
-                true => player,
-                false if lost => winner,
-                false => return,
-            };
-            self.nodes[parent as usize].proven = Some(proven);
-        }
-    }
-
     fn best_edge(&self, node: u32, config: &SearchConfig) -> u32 {
         let n = &self.nodes[node as usize];
         let player = n.pos.to_act().expect("a node being descended is not over");
@@ -602,77 +463,6 @@ impl Tree {
             node = edge.child.expect("edges on a path lead somewhere");
         }
     }
-
-    /// Moves the root to the child reached by `action`, keeping its subtree
-    /// and freeing the rest, so that a tree's memory follows its live part
-    /// rather than the whole game.
-    pub fn advance(&mut self, action: Action) {
-        let child = self.children(self.root).iter().find(|e| e.action == action).and_then(|e| e.child);
-        match child {
-            Some(child) => {
-                let (mut nodes, mut edges) = (Vec::new(), Vec::new());
-                self.copy_subtree(child, &mut nodes, &mut edges);
-                *self = Tree { nodes, edges, root: 0, gumbel: None, forced: None };
-            }
-            None => {
-                let mut pos = *self.root_position();
-                pos.play(action).expect("advance: the action is legal at the root");
-                *self = Tree::new(pos);
-            }
-        }
-    }
-
-    /// Moves the root to the node of `pos`, reached from the root by at most
-    /// `max_depth` actions of the tree, keeping its subtree: a player that
-    /// searched the previous decision reuses what it saw of the actions
-    /// played since. Returns false, and leaves the tree as it was, when the
-    /// tree holds no such node.
-    pub fn reroot(&mut self, pos: &Position, max_depth: usize) -> bool {
-        let mut path = Vec::new();
-        if !self.path_to(self.root, pos, max_depth, &mut path) {
-            return false;
-        }
-        for action in path {
-            self.advance(action);
-        }
-        true
-    }
-
-    /// Depth-first search for `pos` under `node`; the actions on the way are left in `path`.
-    fn path_to(&self, node: u32, pos: &Position, max_depth: usize, path: &mut Vec<Action>) -> bool {
-        if self.nodes[node as usize].pos == *pos {
-            return true;
-        }
-        if max_depth == 0 {
-            return false;
-        }
-        for edge in self.children(node) {
-            if let Some(child) = edge.child {
-                path.push(edge.action);
-                if self.path_to(child, pos, max_depth - 1, path) {
-                    return true;
-                }
-                path.pop();
-            }
-        }
-        false
-    }
-
-    /// Appends the subtree under `node` to `nodes` and `edges`; returns its new index.
-    fn copy_subtree(&self, node: u32, nodes: &mut Vec<Node>, edges: &mut Vec<Edge>) -> u32 {
-        let index = nodes.len() as u32;
-        nodes.push(self.nodes[node as usize].clone());
-        let first = edges.len();
-        edges.extend_from_slice(self.children(node));
-        nodes[index as usize].first_edge = first as u32;
-        for k in 0..self.children(node).len() {
-            if let Some(child) = edges[first + k].child {
-                let copied = self.copy_subtree(child, nodes, edges);
-                edges[first + k].child = Some(copied);
-            }
-        }
-        index
-    }
 }
 
 #[cfg(test)]
@@ -731,55 +521,6 @@ mod tests {
                 assert!((e.value_sum / e.visits as f32 + 0.5).abs() < 1e-4, "black's edge value");
             }
         }
-    }
-
-    #[test]
-    fn advance_keeps_the_subtree() {
-        let mut tree = Tree::new(Position::new(crate::rules::Variant::Basic));
-        tree.run(&mut UniformEvaluator, 300, &SearchConfig::default());
-        let (action, visits) = *tree.root_visit_counts().iter().max_by_key(|(_, v)| *v).unwrap();
-        let before = tree.nodes.len();
-        tree.advance(action);
-        assert_eq!(tree.root_visits(), visits);
-        assert!(tree.nodes.len() < before / 4, "the other branches are freed: {} of {before}", tree.nodes.len());
-        let total: u32 = tree.root_visit_counts().iter().map(|(_, v)| v).sum();
-        assert_eq!(total + 1, visits, "the subtree's counts came along");
-        tree.run(&mut UniformEvaluator, 50, &SearchConfig::default());
-        assert_eq!(tree.root_visits(), visits + 50);
-        let mut expected = Position::new(crate::rules::Variant::Basic);
-        expected.play(action).unwrap();
-        assert_eq!(*tree.root_position(), expected);
-    }
-
-    /// Two actions later (a reply and the next push), the tree moves to the
-    /// position reached with the visits it had there; a position it never
-    /// reached leaves it unchanged.
-    #[test]
-    fn reroot_finds_a_position_two_actions_down() {
-        let mut tree = Tree::new(Position::new(crate::rules::Variant::Basic));
-        tree.run(&mut UniformEvaluator, 400, &SearchConfig::default());
-        let (first, _) = *tree.root_visit_counts().iter().max_by_key(|(_, v)| *v).unwrap();
-        let child = tree.children(tree.root).iter().find(|e| e.action == first).unwrap().child.unwrap();
-        let (second, visits) =
-            tree.children(child).iter().map(|e| (e.action, e.visits)).max_by_key(|(_, v)| *v).unwrap();
-        assert!(visits > 1, "the reply was searched");
-        let mut pos = Position::new(crate::rules::Variant::Basic);
-        pos.play(first).unwrap();
-        pos.play(second).unwrap();
-
-        let mut unseen = pos;
-        unseen.play(unseen.legal_actions()[0]).unwrap();
-        unseen.play(unseen.legal_actions()[0]).unwrap();
-        let before = tree.nodes.len();
-        assert!(!tree.reroot(&unseen, 2), "not within two actions");
-        assert_eq!((tree.nodes.len(), tree.root_visits()), (before, 400), "unchanged");
-        assert!(!tree.reroot(&pos, 1), "two actions away, not one");
-
-        assert!(tree.reroot(&pos, 2));
-        assert_eq!(*tree.root_position(), pos);
-        assert_eq!(tree.root_visits(), visits);
-        tree.run(&mut UniformEvaluator, 20, &SearchConfig::default());
-        assert_eq!(tree.root_visits(), visits + 20);
     }
 
     #[test]
@@ -875,113 +616,5 @@ mod tests {
         let unvisited = q[tree.children(tree.root).iter().position(|e| e.visits == 0).unwrap()];
         // (0.5 + 2 * -0.5) / 3
         assert!((unvisited + 0.5 / 3.0).abs() < 1e-5, "{unvisited}");
-    }
-
-    /// With the solver, a win found in the tree takes every later visit
-    /// and the search's choice; without it, visits still spread by PUCT.
-    #[test]
-    fn the_solver_takes_a_proven_win() {
-        let visits_to_win = |solver: bool| {
-            let mut tree = Tree::new(win_in_one());
-            tree.run(&mut UniformEvaluator, 400, &SearchConfig { solver, ..SearchConfig::default() });
-            let player = tree.root_position().to_act().unwrap();
-            let win = tree.children(tree.root).iter().find(|e| tree.proven(e) == Some(player)).map(|e| e.action);
-            assert_eq!(win.is_some(), solver, "the winning action is proven only by the solver");
-            assert_eq!(tree.nodes[tree.root as usize].proven, solver.then_some(player));
-            assert_eq!(tree.best_action().unwrap().to_string(), "xb5,c5,d5,e5,f4,g3,h2");
-            let counts = tree.root_visit_counts();
-            counts.iter().find(|(a, _)| a.to_string() == "xb5,c5,d5,e5,f4,g3,h2").unwrap().1
-        };
-        let (with, without) = (visits_to_win(true), visits_to_win(false));
-        assert!(with > without && with > 300, "visits to the win: {with} with the solver, {without} without");
-    }
-
-    /// Every proof in a solver's tree follows from its children (a win from
-    /// one child won by the player to act, a loss from every child lost),
-    /// and finished games from their outcome; losses are proven too.
-    #[test]
-    fn solver_proofs_follow_from_their_children() {
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
-        let config = SearchConfig { solver: true, batch_size: 4, ..SearchConfig::default() };
-        let (mut wins, mut losses) = (0, 0);
-        for _ in 0..20 {
-            let mut pos = Position::new(crate::rules::Variant::Standard);
-            // Until the player to act is down to its last piece in reserve.
-            while pos.to_act().is_some_and(|player| pos.reserve(player) > 1) {
-                let actions = pos.legal_actions();
-                pos.play(actions[rng.random_range(0..actions.len())]).unwrap();
-            }
-            if pos.is_over() {
-                continue;
-            }
-            let mut tree = Tree::new(pos);
-            tree.run(&mut UniformEvaluator, 3000, &config);
-            assert_eq!(tree.root_visits(), 3000);
-            for (index, n) in tree.nodes.iter().enumerate() {
-                let Some(player) = n.pos.to_act() else {
-                    let visited = n.visits > 0;
-                    assert!(!visited || n.proven == n.pos.outcome().map(|o| o.winner), "node {index}");
-                    continue;
-                };
-                let children: Vec<Option<Color>> = tree.children(index as u32).iter().map(|e| tree.proven(e)).collect();
-                match n.proven {
-                    Some(w) if w == player => {
-                        assert!(children.contains(&Some(player)), "node {index}: a win needs a won child");
-                        wins += 1;
-                    }
-                    Some(_) => {
-                        assert!(children.iter().all(|&c| c == Some(player.opponent())), "node {index}: a loss");
-                        losses += 1;
-                    }
-                    None => {}
-                }
-            }
-        }
-        assert!(wins > 0 && losses > 0, "proofs of both kinds: {wins} wins, {losses} losses");
-    }
-
-    /// Priors that favour the first legal action (0.9), values 0.
-    struct Favours;
-    impl Evaluator for Favours {
-        fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
-            let favour = |mut e: Evaluation| {
-                let rest = 0.1 / (e.priors.len() as f32 - 1.0).max(1.0);
-                e.priors = (0..e.priors.len()).map(|i| if i == 0 { 0.9 } else { rest }).collect();
-                e
-            };
-            positions.iter().map(|p| favour(Evaluation::uniform(p, 0.0))).collect()
-        }
-    }
-
-    /// Forced playouts give every root action about sqrt(k * P * N) visits,
-    /// which PUCT alone does not; the pruned target takes them back from all
-    /// but the most visited action.
-    #[test]
-    fn forced_playouts_are_given_and_pruned_from_the_target() {
-        let config = SearchConfig::default();
-        let search = |forced: bool| {
-            let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
-            tree.run(&mut Favours, 1, &config);
-            if forced {
-                tree.start_forced_playouts(2.0, &config);
-            }
-            tree.run(&mut Favours, 1000, &config);
-            tree
-        };
-        let short = |tree: &Tree| {
-            let n = tree.root_visits() as f32;
-            tree.children(tree.root).iter().filter(|e| (e.visits as f32 + 1.0) < (2.0 * e.prior * n).sqrt()).count()
-        };
-        let (plain, forced) = (search(false), search(true));
-        assert!(short(&plain) > 0, "PUCT alone leaves some action short of the forced visits");
-        assert_eq!(short(&forced), 0, "forced playouts give every action its visits");
-        let total = forced.root_visits() as f32 - 1.0;
-        let raw: Vec<f32> = forced.children(forced.root).iter().map(|e| e.visits as f32 / total).collect();
-        let target: Vec<f32> = forced.policy_target().iter().map(|&(_, p)| p).collect();
-        assert!((target.iter().sum::<f32>() - 1.0).abs() < 1e-5);
-        let best = (0..raw.len()).max_by(|&a, &b| raw[a].total_cmp(&raw[b])).unwrap();
-        assert!(target[best] > raw[best], "the best action's share grows: {} > {}", target[best], raw[best]);
-        let pruned = target.iter().zip(&raw).enumerate().filter(|&(i, (t, r))| i != best && t < r).count();
-        assert!(pruned > raw.len() / 2, "most other actions lose visits: {pruned} of {}", raw.len() - 1);
     }
 }
