@@ -14,17 +14,17 @@
 //! with an error.
 
 pub mod data;
+mod driver;
+mod logs;
 pub mod run;
+mod run_dir;
 pub mod step;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use rand::{Rng, SeedableRng};
 use tch::{Device, Kind, Tensor};
-use tensorboard_rs::summary_writer::SummaryWriter;
 
 use crate::checkpoint::{checkpoints_newest_first, read_meta, CheckpointMeta, Incompatible, CHECKPOINT_FORMAT};
 use crate::config::Config;
@@ -32,7 +32,10 @@ use crate::durable::{publish, temporary_path, write_atomic};
 use crate::encoding::ENCODING_VERSION;
 use crate::net::Network;
 use crate::weights::is_damaged;
-use data::{Batch, GamesRead, GamesSource, LoadReport, Window};
+use data::{Batch, GamesRead, Window};
+pub use driver::{train_steps, Trained, Wait};
+pub use logs::Logs;
+pub use run_dir::RunDir;
 use step::StepMeasures;
 pub use step::{DeviceBatch, Interval, StepSums, READ_EVERY};
 
@@ -508,278 +511,4 @@ fn trainable(network: &Network) -> Vec<(String, Tensor)> {
 pub fn window_size(config: &Config, total: u64) -> usize {
     let t = &config.train;
     ((total as f64 * t.window_fraction) as usize).clamp(t.window_min, t.window_max)
-}
-
-/// TensorBoard scalars for training. The writer (tensorboard-rs) panics on
-/// a write error, so a failure (a full disk) stops the logs with a warning
-/// and training goes on.
-pub struct Logs {
-    writer: Option<SummaryWriter>,
-    dir: PathBuf,
-    /// Games refused as unreadable or invalid since this process started.
-    skipped_games: u64,
-    /// Batches skipped for a non-finite loss since this process started.
-    skipped_batches: u64,
-}
-
-impl Logs {
-    /// Opens the logs folder, checking first that it can be written.
-    pub fn new(dir: &Path) -> Result<Logs> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create logs folder {}", dir.display()))?;
-        crate::durable::check_writable(dir)?;
-        Ok(Logs { writer: Some(SummaryWriter::new(dir)), dir: dir.to_path_buf(), skipped_games: 0, skipped_batches: 0 })
-    }
-
-    /// Runs `f` on the TensorBoard writer unless it has failed.
-    fn guarded(&mut self, f: impl FnOnce(&mut SummaryWriter)) {
-        let Some(writer) = self.writer.as_mut() else { return };
-        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(writer))).is_err() {
-            tracing::warn!("TensorBoard logs in {} stopped: their writer failed (a full disk?)", self.dir.display());
-            // Its drop would panic again.
-            std::mem::forget(self.writer.take());
-        }
-    }
-
-    fn write(&mut self, scalars: &[(&str, f32)], step: u64) {
-        self.guarded(|writer| {
-            for &(tag, value) in scalars {
-                writer.add_scalar(tag, value, step as usize);
-            }
-        });
-    }
-
-    pub fn step(&mut self, step: u64, stats: &StepStats, samples_per_second: f64, window: usize) {
-        let mut scalars = vec![
-            ("loss/policy", stats.policy_loss),
-            ("loss/value", stats.value_loss),
-            ("policy/entropy", stats.entropy),
-            ("value/abs_error", stats.value_error),
-            ("train/learning_rate", stats.learning_rate as f32),
-            ("train/samples_per_second", samples_per_second as f32),
-            ("data/window_size", window as f32),
-        ];
-        if let Some(aux_loss) = stats.aux_loss {
-            scalars.push(("loss/aux", aux_loss));
-        }
-        for ((_, tag), error) in PHASES.iter().zip(stats.value_error_by_phase) {
-            if let Some(error) = error {
-                scalars.push((tag, error));
-            }
-        }
-        self.write(&scalars, step);
-    }
-
-    /// Pacing: samples drawn per sample read, and (for a trainer beside
-    /// self-play) the share of the wall time it waited for new games.
-    pub fn pacing(&mut self, step: u64, reuse: f64, idle_share: Option<f64>) {
-        let mut scalars = vec![("train/reuse", reuse as f32)];
-        if let Some(idle) = idle_share {
-            scalars.push(("train/idle_share", idle as f32));
-        }
-        self.write(&scalars, step);
-    }
-
-    /// A gating match: the new checkpoint's score against the best, and the best's step after it.
-    pub fn gate(&mut self, step: u64, score: f64, best_step: u64) {
-        self.write(&[("arena/gate_score", score as f32), ("arena/best_step", best_step as f32)], step);
-    }
-
-    pub fn games(&mut self, step: u64, report: &LoadReport, total_games: u64, total_files: u64) {
-        if !report.skipped.is_empty() {
-            self.skipped_games += report.skipped.len() as u64;
-            self.write(&[("games/skipped", self.skipped_games as f32)], step);
-        }
-        if report.games == 0 {
-            return;
-        }
-        let n = report.games as f32;
-        let scalars = [
-            ("games/total", total_games as f32),
-            ("games/shards_read", total_files as f32),
-            ("games/mean_length", report.total_actions as f32 / n),
-            ("games/ended_no_gipf_piece", report.no_gipf_piece as f32 / n),
-            ("games/ended_no_reserve", report.no_reserve as f32 / n),
-            ("games/ended_ply_cap", report.ply_cap as f32 / n),
-            ("games/white_win_rate", report.white_wins as f32 / n),
-            ("games/distinct_opening_share", report.distinct_openings as f32 / n),
-        ];
-        self.write(&scalars, step);
-    }
-
-    fn skipped_batches(&mut self, step: u64, batches: u64) {
-        self.skipped_batches += batches;
-        self.write(&[("train/skipped_batches", self.skipped_batches as f32)], step);
-    }
-
-    pub fn flush(&mut self) {
-        self.guarded(|writer| writer.flush());
-    }
-}
-
-/// Where a run keeps its files: a local folder, which for a run in an
-/// object store is this machine's copy of it (shards downloaded into
-/// `games/`, checkpoints saved in `models/` and published to the store).
-#[derive(Clone, Debug)]
-pub struct RunDir {
-    pub root: PathBuf,
-    pub store: Option<std::sync::Arc<crate::store::Store>>,
-}
-
-impl RunDir {
-    /// A run given as a folder, or as an object store URL (`s3://bucket/prefix`).
-    pub fn open(arg: &str) -> Result<RunDir> {
-        if crate::store::is_url(arg) {
-            let store = crate::store::Store::open(arg)?;
-            Ok(RunDir { root: crate::store::local_cache(arg, "run"), store: Some(std::sync::Arc::new(store)) })
-        } else {
-            Ok(RunDir { root: PathBuf::from(arg), store: None })
-        }
-    }
-
-    pub fn games(&self) -> PathBuf {
-        self.root.join("games")
-    }
-    pub fn models(&self) -> PathBuf {
-        self.root.join("models")
-    }
-    pub fn logs(&self) -> PathBuf {
-        self.root.join("logs")
-    }
-
-    /// With a run in a store, the feed of its games folder there.
-    pub fn feed(&self) -> Option<crate::store::ShardFeed> {
-        self.store.clone().map(|store| crate::store::ShardFeed::new(store, "games"))
-    }
-}
-
-/// Why [`train_steps`] stopped short.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Wait {
-    /// The window holds fewer than `train.min_samples`.
-    Samples { have: usize, need: usize },
-    /// Training has drawn `train.max_reuse` samples per sample read.
-    Reuse { drawn: u64, read: u64 },
-}
-
-impl std::fmt::Display for Wait {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            Wait::Samples { have, need } => write!(f, "the window holds {have} samples of the {need} needed to start"),
-            Wait::Reuse { drawn, read } => write!(
-                f,
-                "max_reuse reached: {drawn} samples drawn from {read} read ({:.2} per sample)",
-                *drawn as f64 / (*read).max(1) as f64
-            ),
-        }
-    }
-}
-
-/// What [`train_steps`] did.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Trained {
-    pub steps: u64,
-    /// Set when fewer steps than asked were taken, and why.
-    pub wait: Option<Wait>,
-}
-
-/// Reads new games, then runs up to `steps` training steps, as many as the
-/// window's minimum and the pacing allow, logging as it goes (fewer when a
-/// stop is asked for: [`crate::stop`]). Batches are built on a second
-/// thread while the network trains.
-pub fn train_steps(
-    trainer: &mut Trainer,
-    window: &mut Window,
-    logs: &mut Logs,
-    games: GamesSource,
-    steps: u64,
-    rng: &mut impl Rng,
-    bar: &indicatif::ProgressBar,
-) -> Result<Trained> {
-    let config = trainer.config.clone();
-    // LibTorch keeps this per thread; `gipf loop` may play on this one in turn.
-    tch::set_num_threads(config.train.torch_threads);
-    let report = window.load(games, |total| window_size(&config, total))?;
-    logs.games(trainer.step, &report, window.total_games, window.total_files);
-    trainer.samples_read = window.total_samples;
-    trainer.games_read = window.read();
-    if window.len() < config.train.min_samples {
-        let wait = Wait::Samples { have: window.len(), need: config.train.min_samples };
-        return Ok(Trained { steps: 0, wait: Some(wait) });
-    }
-    let take = steps.min(trainer.steps_allowed());
-    let window: &Window = window;
-    let batch_size = config.train.batch_size;
-    let device = trainer.network.device();
-    let mut batch_rng = rand::rngs::SmallRng::seed_from_u64(rng.random());
-    let mut done = 0;
-    std::thread::scope(|scope| -> Result<()> {
-        let (sender, batches) = std::sync::mpsc::sync_channel(2);
-        scope.spawn(move || {
-            for _ in 0..take {
-                let batch = DeviceBatch::new(&window.batch(batch_size, &mut batch_rng), device);
-                if sender.send(batch).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut sums = StepSums::new(device);
-        let mut start = Instant::now();
-        for i in 0..take {
-            let batch: DeviceBatch = batches.recv().context("the batch thread stopped")?;
-            trainer.step_on_device(&batch, &mut sums);
-            let stopping = crate::stop::requested();
-            if sums.steps < READ_EVERY && i + 1 < take && !stopping {
-                continue;
-            }
-            let steps = sums.steps;
-            let interval = trainer.read(&mut sums);
-            let rate = (steps * batch_size as u64) as f64 / start.elapsed().as_secs_f64();
-            start = Instant::now();
-            done += interval.finite_steps;
-            bar.inc(steps);
-            report_interval(trainer, logs, &interval, rate, window.len(), bar)?;
-            if stopping {
-                break;
-            }
-        }
-        Ok(())
-    })?;
-    logs.flush();
-    let wait = (take < steps).then_some(Wait::Reuse { drawn: trainer.samples_drawn, read: window.total_samples });
-    Ok(Trained { steps: done, wait })
-}
-
-/// Logs an interval of steps read back: its means, and the batches it
-/// skipped for a loss that is not finite; an error once
-/// [`MAX_NON_FINITE_IN_A_ROW`] were skipped in a row.
-fn report_interval(
-    trainer: &Trainer,
-    logs: &mut Logs,
-    interval: &Interval,
-    rate: f64,
-    window: usize,
-    bar: &indicatif::ProgressBar,
-) -> Result<()> {
-    if interval.skipped_steps > 0 {
-        let (policy, value) = interval.newest_losses;
-        let e = NonFiniteLoss { step: trainer.step + 1, policy, value };
-        if interval.in_a_row >= MAX_NON_FINITE_IN_A_ROW {
-            return Err(anyhow::Error::new(e).context(format!(
-                "{} batches in a row; stopped, so the newest checkpoint is the last good one (a lower \
-                 train.learning_rate may help)",
-                interval.in_a_row
-            )));
-        }
-        tracing::warn!("{} batches skipped: their loss was not finite ({e})", interval.skipped_steps);
-        logs.skipped_batches(trainer.step, interval.skipped_steps);
-    }
-    if let Some(stats) = interval.stats {
-        let stats = StepStats { learning_rate: trainer.learning_rate(), ..stats };
-        logs.step(trainer.step, &stats, rate, window);
-        bar.set_message(format!(
-            "step {} | policy {:.3} | value {:.3} | {rate:.0} samples/s",
-            trainer.step, stats.policy_loss, stats.value_loss
-        ));
-    }
-    Ok(())
 }
