@@ -162,6 +162,20 @@ fn decompress(bytes: &[u8], limit: u64) -> Result<Vec<u8>> {
     Ok(text)
 }
 
+/// Every game in `dir`, oldest first; any unreadable file or game is an
+/// error (the test suites of the three crates read their runs' games so).
+pub fn read_all(dir: &Path) -> Result<Vec<GameFile>> {
+    let mut games = Vec::new();
+    for file in list(dir)? {
+        let read = read(&file)?;
+        if let Some(bad) = read.bad.first() {
+            anyhow::bail!("{bad}");
+        }
+        games.extend(read.games);
+    }
+    Ok(games)
+}
+
 /// The compressed bytes of a shard holding `games`.
 pub fn encode(games: &[GameFile]) -> Result<Vec<u8>> {
     let mut encoder = zstd::Encoder::new(Vec::new(), ZSTD_LEVEL)?;

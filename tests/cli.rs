@@ -95,7 +95,7 @@ fn the_loop_runs_generations_and_resumes_where_it_stopped() {
         v.sort();
         v
     };
-    let games = || crate::common::read_games(&run.path().join("games")).unwrap().len();
+    let games = || gipf::shards::read_all(&run.path().join("games")).unwrap().len();
     once("1");
     assert_eq!(games(), 2);
     once("1");
@@ -136,7 +136,7 @@ fn the_loop_with_workers_trains_beside_them_and_stops() {
         .collect();
     models.sort();
     assert_eq!(models.last().map(String::as_str), Some("step-00000010.safetensors"), "{models:?}");
-    let workers: std::collections::BTreeSet<String> = crate::common::read_games(&run.join("games"))
+    let workers: std::collections::BTreeSet<String> = gipf::shards::read_all(&run.join("games"))
         .unwrap()
         .into_iter()
         .map(|game| game.worker.expect("each game names its worker"))
@@ -238,7 +238,7 @@ fn sigterm_writes_the_finished_games_and_the_trainers_steps() {
     assert!(status.success(), "{status:?}: {log}");
     let finished = logged(&log, "self-play stopped: finished games written", "games=");
     assert_eq!(finished.len(), 2, "both workers stopped: {log}");
-    let written = crate::common::read_games(&run.join("games")).unwrap().len() as u64;
+    let written = gipf::shards::read_all(&run.join("games")).unwrap().len() as u64;
     assert!(written > 0 && written == finished.iter().sum::<u64>(), "{written} games written, finished {finished:?}");
     let steps = logged(&log, "training stopped: its steps are saved", "step=");
     let newest = gipf::checkpoint::newest_checkpoint(&run.join("models")).unwrap().unwrap();

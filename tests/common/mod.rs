@@ -108,16 +108,3 @@ pub fn exported() -> &'static Exported {
         Exported { weights, dir: elsewhere.join("exported"), stdout: String::from_utf8_lossy(&out.stdout).into_owned() }
     })
 }
-
-/// Every game in a games folder, oldest first; any unreadable file or game is an error.
-pub fn read_games(dir: &std::path::Path) -> anyhow::Result<Vec<gipf::games::GameFile>> {
-    let mut games = Vec::new();
-    for file in gipf::shards::list(dir)? {
-        let read = gipf::shards::read(&file)?;
-        if let Some(bad) = read.bad.first() {
-            anyhow::bail!("{bad}");
-        }
-        games.extend(read.games);
-    }
-    Ok(games)
-}
