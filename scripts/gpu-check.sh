@@ -44,10 +44,11 @@ ldd "$BIN/gipf" | grep -E 'libtorch|libc10' || true
 if ldd "$BIN/gipf" | grep -q 'libtorch_cuda.so => not found'; then echo "libtorch_cuda.so not found under $TORCH_LIB"; exit 1; fi
 
 rm -rf "$WORK" && mkdir -p "$WORK"
-# with_precision P: the config with network.precision = P (its own line, if any, replaced).
+# with_precision P: the config with play.precision and train.precision = P
+# (their own lines, if any, replaced).
 with_precision() {
     local file="$WORK/$(basename "$CONFIG" .toml)-$1.toml"
-    sed -e '/^precision *=/d' -e "s/^\[network\]\$/[network]\nprecision = \"$1\"/" "$CONFIG" > "$file"
+    sed -e '/^precision *=/d' -e "s/^\[\(play\|train\)\]\$/[\1]\nprecision = \"$1\"/" "$CONFIG" > "$file"
     echo "$file"
 }
 FP32="$(with_precision fp32)" BF16="$(with_precision bf16)"

@@ -1,22 +1,45 @@
-//! Configuration files (TOML): the network's shape, the search, self-play,
-//! training and the loop, a table for each layer. A key a file leaves out
-//! takes its value from the shipped CPU configuration (`configs/cpu.toml`);
-//! unknown keys are errors, and every number is checked against its range.
+//! Configuration files (TOML), a table for each layer, read by that layer:
+//! the game learned, the network's shape, how processes that play run their
+//! forward passes, the search, self-play, training and the loop. A key a
+//! file leaves out takes its value from the shipped CPU configuration
+//! (`configs/cpu.toml`, what a newcomer runs); unknown keys are errors, and
+//! every number is checked against its range.
 
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::net::{check_range, NetConfig};
+use crate::net::{check_range, NetConfig, Precision};
 use crate::rules::Variant;
 use crate::search::SearchConfig;
+
+/// The game learned: read by self-play, the trainer (which labels its
+/// checkpoints with the variant) and the arena.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GameConfig {
+    pub variant: Variant,
+    /// A game reaching this many actions ends and is scored as a draw.
+    pub max_actions: u32,
+}
+
+/// How a process that plays with the network runs its forward passes:
+/// self-play, the arena, the engine and `gipf analyse`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlayConfig {
+    /// The number format of the forward passes (`auto`: bf16 where the
+    /// device computes in it, else fp32).
+    pub precision: Precision,
+    /// LibTorch intra-op threads (1 is best on small CPUs).
+    pub torch_threads: i32,
+}
 
 /// Self-play settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SelfplayConfig {
-    pub variant: Variant,
     /// Simulations of a full search, whose visits become a policy target.
     pub simulations: u32,
     /// Simulations of a cheap search (playout-cap randomization): not a
@@ -41,14 +64,10 @@ pub struct SelfplayConfig {
     /// N > 0: Gumbel root selection among N sampled actions (sequential
     /// halving, improved policy as the target), for low simulation counts.
     pub gumbel_candidates: usize,
-    /// A game reaching this many actions ends and is scored as a draw.
-    pub max_actions: u32,
     /// Games played at once; their leaves share each network batch.
     pub parallel_games: usize,
-    /// LibTorch intra-op threads of self-play (1 is best on small CPUs).
-    pub torch_threads: i32,
     /// Threads that search the games' trees and encode positions; 0 takes
-    /// the cores that `torch_threads` leaves, at least one.
+    /// the cores that `play.torch_threads` leaves, at least one.
     pub search_threads: usize,
     /// Finished games are written in shards of this many games, or sooner
     /// when the oldest has waited `shard_seconds`: a killed self-play
@@ -74,13 +93,13 @@ fn past_the_cores(what: &str, asked: usize, cores: usize) -> Option<String> {
     (asked > cores).then(|| format!("{what} asks for {asked} threads on {cores} cores: they will take turns"))
 }
 
-impl SelfplayConfig {
-    /// The search threads to use: `search_threads`, or when 0 the cores left
-    /// beside LibTorch's threads (idle threads spinning beside the forward
-    /// pass slow it down on a small machine).
+impl Config {
+    /// Self-play's search threads: `selfplay.search_threads`, or when 0 the
+    /// cores left beside LibTorch's threads (idle threads spinning beside
+    /// the forward pass slow it down on a small machine).
     pub fn search_threads(&self) -> usize {
-        match self.search_threads {
-            0 => cores().saturating_sub(self.torch_threads.max(1) as usize).max(1),
+        match self.selfplay.search_threads {
+            0 => cores().saturating_sub(self.play.torch_threads.max(1) as usize).max(1),
             n => n,
         }
     }
@@ -92,6 +111,10 @@ impl SelfplayConfig {
 pub struct TrainConfig {
     /// LibTorch intra-op threads of training.
     pub torch_threads: i32,
+    /// The number format of training steps: `bf16` (or `auto` where the
+    /// device computes in it) steps a bf16 copy and keeps the weights in
+    /// fp32; `fp16` trains in fp32 (it would need loss scaling).
+    pub precision: Precision,
     pub batch_size: usize,
     /// SGD with momentum; the rate is multiplied by `lr_drop_factor` every
     /// `lr_drop_every` steps (0: never).
@@ -171,7 +194,9 @@ pub struct GateConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    pub game: GameConfig,
     pub network: NetConfig,
+    pub play: PlayConfig,
     pub search: SearchConfig,
     pub selfplay: SelfplayConfig,
     pub train: TrainConfig,
@@ -200,8 +225,14 @@ fn check_positive(name: &str, value: f64, max: f64) -> Result<()> {
 pub const DEFAULTS: &str = include_str!("../configs/cpu.toml");
 
 /// Keys that moved to another table: (table, key, where it is now).
-const MOVED: [(&str, &str, &str); 2] =
-    [("selfplay", "workers", "loop.workers"), ("train", "games_per_generation", "loop.games_per_generation")];
+const MOVED: [(&str, &str, &str); 6] = [
+    ("selfplay", "workers", "loop.workers"),
+    ("train", "games_per_generation", "loop.games_per_generation"),
+    ("selfplay", "variant", "game.variant"),
+    ("selfplay", "max_actions", "game.max_actions"),
+    ("selfplay", "torch_threads", "play.torch_threads"),
+    ("network", "precision", "play.precision (forward passes) and train.precision (training steps)"),
+];
 
 /// Puts `over`'s keys into `base`, table by table.
 fn overlay(base: &mut toml::Table, over: toml::Table) {
@@ -255,6 +286,8 @@ impl Config {
 
     pub fn validate(&self) -> Result<()> {
         self.network.validate()?;
+        check_range("game.max_actions", self.game.max_actions as i64, 10, 100_000)?;
+        check_range("play.torch_threads", self.play.torch_threads as i64, 1, 256)?;
         let s = &self.search;
         check_positive("search.c_puct", s.c_puct as f64, 100.0)?;
         check_unit("search.fpu_reduction", s.fpu_reduction as f64)?;
@@ -271,9 +304,7 @@ impl Config {
         check_unit("selfplay.dirichlet_fraction", p.dirichlet_fraction as f64)?;
         check_up_to("selfplay.forced_playouts", p.forced_playouts as f64, 100.0)?;
         check_range("selfplay.gumbel_candidates", p.gumbel_candidates as i64, 0, 128)?;
-        check_range("selfplay.max_actions", p.max_actions as i64, 10, 100_000)?;
         check_range("selfplay.parallel_games", p.parallel_games as i64, 1, 4096)?;
-        check_range("selfplay.torch_threads", p.torch_threads as i64, 1, 256)?;
         check_range("selfplay.search_threads", p.search_threads as i64, 0, 1024)?;
         check_range("selfplay.shard_games", p.shard_games as i64, 1, 1_000_000)?;
         check_positive("selfplay.shard_seconds", p.shard_seconds, 1e6)?;
@@ -407,6 +438,8 @@ mod tests {
         for (old, new) in [
             ("[selfplay]\nworkers = 2\n", "selfplay.workers is now loop.workers"),
             ("[train]\ngames_per_generation = 40\n", "train.games_per_generation is now loop.games_per_generation"),
+            ("[selfplay]\nvariant = \"basic\"\n", "selfplay.variant is now game.variant"),
+            ("[network]\nprecision = \"bf16\"\n", "network.precision is now play.precision"),
         ] {
             let err = format!("{:#}", Config::parse(old).unwrap_err());
             assert!(err.contains(new), "{err}");
@@ -414,13 +447,75 @@ mod tests {
     }
 
     #[test]
-    fn the_precision_is_read_and_a_checkpoint_does_not_record_it() {
-        use crate::net::Precision;
-        assert_eq!(Config::parse("").unwrap().network.precision, Precision::Auto, "the shipped default");
-        let config = Config::parse("[network]\nprecision = \"bf16\"\n").unwrap();
-        assert_eq!(config.network.precision, Precision::Bf16);
+    fn the_precisions_are_read_and_a_checkpoint_does_not_record_them() {
+        let shipped = Config::parse("").unwrap();
+        assert_eq!((shipped.play.precision, shipped.train.precision), (Precision::Auto, Precision::Auto));
+        let config = Config::parse("[play]\nprecision = \"bf16\"\n[train]\nprecision = \"fp16\"\n").unwrap();
+        assert_eq!((config.play.precision, config.train.precision), (Precision::Bf16, Precision::Fp16));
         assert!(!serde_json::to_string(&config.network).unwrap().contains("precision"));
-        assert_eq!(config.network, Config::parse("").unwrap().network, "the same shape");
-        assert!(Config::parse("[network]\nprecision = \"fp8\"\n").is_err());
+        assert!(Config::parse("[play]\nprecision = \"fp8\"\n").is_err());
+    }
+
+    /// The tables and keys of a configuration text.
+    fn keys(text: &str) -> Vec<(String, String, toml::Value)> {
+        let table: toml::Table = text.parse().unwrap();
+        let mut keys = Vec::new();
+        for (section, entries) in table {
+            for (key, value) in entries.as_table().unwrap() {
+                keys.push((section.clone(), key.clone(), value.clone()));
+            }
+        }
+        keys
+    }
+
+    /// Values of the same type as `value`, different from it.
+    fn others(value: &toml::Value) -> Vec<toml::Value> {
+        use toml::Value::*;
+        match value {
+            Boolean(b) => vec![Boolean(!b)],
+            Integer(i) => vec![Integer(i + 1), Integer(i - 1)],
+            Float(f) => vec![Float(f * 0.5), Float(f + 0.5), Float(f + 0.01)],
+            String(s) if s == "standard" => vec![String("basic".into())],
+            String(s) if s == "fp32" => vec![String("bf16".into())],
+            String(_) => vec![String("fp32".into())],
+            other => panic!("no other value for {other}"),
+        }
+    }
+
+    /// Every key of every shipped config is read: another value in its
+    /// place (of its type) parses to another configuration.
+    #[test]
+    fn every_key_of_a_shipped_config_is_read() {
+        for name in ["tiny.toml", "cpu.toml", "gpu.toml"] {
+            let text = shipped(name);
+            let config = Config::parse(&text).unwrap();
+            let mut fixed = Vec::new();
+            for (section, key, value) in keys(&text) {
+                // A value out of its range, or one another key forbids, is refused: nothing to compare.
+                let changed = others(&value).into_iter().filter(|other| *other != value).find_map(|other| {
+                    let mut table: toml::Table = text.parse().unwrap();
+                    table[&section].as_table_mut().unwrap().insert(key.clone(), other);
+                    Config::parse(&toml::to_string(&table).unwrap()).ok()
+                });
+                match changed {
+                    Some(changed) => assert_ne!(changed, config, "{name}: {section}.{key} changes nothing"),
+                    None => fixed.push(format!("{section}.{key}")),
+                }
+            }
+            // Held by another key: the auxiliary targets and their loss weight
+            // go together, and no workers go with loop.games_per_generation.
+            let held = ["network.aux_targets", "train.aux_loss_weight", "loop.workers"];
+            assert!(fixed.iter().all(|k| held.contains(&k.as_str())), "{name}: {fixed:?} could take no other value");
+        }
+    }
+
+    /// A machine's config states every key the CPU's tuning sets, so that
+    /// none of it is inherited unseen: gpu.toml takes its own position on each.
+    #[test]
+    fn the_gpu_config_states_every_key() {
+        let gpu: Vec<(String, String)> = keys(&shipped("gpu.toml")).into_iter().map(|(s, k, _)| (s, k)).collect();
+        for (section, key, _) in keys(DEFAULTS) {
+            assert!(gpu.contains(&(section.clone(), key.clone())), "gpu.toml leaves out {section}.{key}");
+        }
     }
 }

@@ -14,9 +14,7 @@ use crate::encoding::{encode, GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES};
 use crate::rules::Position;
 use crate::search::{Evaluation, Evaluator};
 
-/// The shape of the network, and the number format of its forward passes
-/// at play (which checkpoints do not record: two configs of one shape are
-/// equal whatever their precision).
+/// The shape of the network (what a checkpoint records with its weights).
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetConfig {
@@ -34,10 +32,6 @@ pub struct NetConfig {
     /// `train::data::AUX_TARGETS` (trained, never used by the search).
     #[serde(default, skip_serializing_if = "is_false")]
     pub aux_targets: bool,
-    /// The number format of self-play's, the arena's and the engine's
-    /// forward passes (training and exports stay in fp32).
-    #[serde(default, skip_serializing)]
-    pub precision: Precision,
 }
 
 impl PartialEq for NetConfig {
@@ -49,7 +43,8 @@ impl PartialEq for NetConfig {
 
 impl Eq for NetConfig {}
 
-/// The number format of forward passes at play. Half precision runs two to
+/// The number format of forward passes (`play.precision`) or of training
+/// steps (`train.precision`). Half precision runs two to
 /// four times the positions per second where the hardware has it (GPUs;
 /// CPUs with AVX512-BF16 or AMX) and is emulated, slowly, where it has not.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,14 +122,8 @@ pub fn check_range(name: &str, value: i64, min: i64, max: i64) -> Result<()> {
 
 /// The smallest network, for the unit tests.
 #[cfg(test)]
-pub(crate) const TINY: NetConfig = NetConfig {
-    blocks: 1,
-    channels: 8,
-    value_hidden: 8,
-    value_pooling: false,
-    aux_targets: false,
-    precision: Precision::Fp32,
-};
+pub(crate) const TINY: NetConfig =
+    NetConfig { blocks: 1, channels: 8, value_hidden: 8, value_pooling: false, aux_targets: false };
 
 /// Reads `auto`, `cpu`, `cuda` or `cuda:N`; `auto` picks CUDA when present.
 pub fn parse_device(text: &str) -> Result<Device> {

@@ -112,7 +112,7 @@ fn run_args(args: Args) -> Result<()> {
     let report = run(RunOptions { duration: Some(Duration::from_secs_f64(seconds)), games: None, ..options })?;
     let achieved = report.evaluations_per_second();
     if args.constant_network {
-        let threads = config.selfplay.search_threads();
+        let threads = config.search_threads();
         println!(
             "self-play CPU side (no network): {achieved:.0} evaluations/s at mean batch {:.1} with {threads} search \
              threads, {:.0} per thread ({} games)",

@@ -78,7 +78,7 @@ fn check_games(games: &[GameFile], config: &Config) {
             pos.play(action).unwrap();
         }
         match game.result.reason {
-            EndReason::PlyCap => assert_eq!(game.actions.len(), config.selfplay.max_actions as usize),
+            EndReason::PlyCap => assert_eq!(game.actions.len(), config.game.max_actions as usize),
             _ => assert_eq!(pos.outcome().map(|o| o.winner), game.result.winner),
         }
     }

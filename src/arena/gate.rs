@@ -53,15 +53,15 @@ pub fn gate(
     let best = ensure_best(&models)?;
     let budget = Budget::Simulations(gate.simulations);
     let options = MatchOptions {
-        variant: config.selfplay.variant,
+        variant: config.game.variant,
         games: gate.games.div_ceil(2) * 2,
         opening_actions: gate.opening_actions,
-        max_actions: config.selfplay.max_actions,
+        max_actions: config.game.max_actions,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         seed,
         sprt: None,
         device,
-        precision: config.network.precision,
+        precision: config.play.precision,
         search: config.search,
     };
     let (mut a, _) = load_checkpoint(candidate, device)?;

@@ -54,7 +54,7 @@ impl fmt::Display for Budget {
 /// (`...@250ms,batch=8`; by default [`TIMED_BATCH`] under a time budget
 /// and the config's `search.batch_size` under a simulation budget), and
 /// the precision of its forward passes (`...@250ms,bf16`; by default the
-/// config's `network.precision`), so that one match can pit the two.
+/// config's `play.precision`), so that one match can pit the two.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
     Random,

@@ -150,7 +150,7 @@ impl Group {
                 work.finished.push(GameFile {
                     format: GAME_FORMAT,
                     encoding_version: ENCODING_VERSION,
-                    variant: config.selfplay.variant,
+                    variant: config.game.variant,
                     result: GameResult::of(slot.tree.root_position()),
                     actions: slot.actions,
                     samples: slot.samples,
@@ -221,7 +221,7 @@ fn is_late(position: &Position, late_reserve: u8) -> bool {
 impl Slot {
     fn new(config: &Config, seed: u64) -> Slot {
         let mut slot = Slot {
-            tree: Tree::new(Position::new(config.selfplay.variant)),
+            tree: Tree::new(Position::new(config.game.variant)),
             actions: Vec::new(),
             samples: Vec::new(),
             target: 0,
@@ -270,7 +270,7 @@ impl Slot {
     }
 
     fn is_over(&self, config: &Config) -> bool {
-        self.tree.root_position().is_over() || self.actions.len() >= config.selfplay.max_actions as usize
+        self.tree.root_position().is_over() || self.actions.len() >= config.game.max_actions as usize
     }
 
     fn search_done(&self) -> bool {
@@ -450,7 +450,7 @@ mod tests {
     fn late_positions_are_searched_fully() {
         let mut config = Config::parse(include_str!("../../configs/tiny.toml")).unwrap();
         config.selfplay.full_search_fraction = 0.0;
-        let start = Position::new(config.selfplay.variant);
+        let start = Position::new(config.game.variant);
         let reserve = start.reserve(Color::White);
         assert!(!is_late(&start, reserve - 1) && is_late(&start, reserve) && !is_late(&start, 0));
         config.selfplay.late_reserve = reserve - 1;

@@ -129,14 +129,14 @@ impl RunReport {
 pub fn run(options: RunOptions) -> Result<RunReport> {
     std::fs::create_dir_all(&options.out)
         .with_context(|| format!("cannot create games folder {}", options.out.display()))?;
-    let p = &options.config.selfplay;
+    let config = &options.config;
     crate::config::warn_if_past_the_cores(
-        "self-play (selfplay.torch_threads + selfplay.search_threads)",
-        p.torch_threads.max(1) as usize + p.search_threads(),
+        "self-play (play.torch_threads + selfplay.search_threads)",
+        config.play.torch_threads.max(1) as usize + config.search_threads(),
     );
-    tch::set_num_threads(p.torch_threads);
+    tch::set_num_threads(config.play.torch_threads);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(p.search_threads())
+        .num_threads(config.search_threads())
         .build()
         .context("cannot start the search threads")?;
     let mut follower = Follower::start(&options)?;
@@ -215,7 +215,7 @@ impl Follower {
             }
             None => (Network::new(&options.config.network, options.device, options.seed as i64), model_name(None)),
         };
-        network.set_precision(options.config.network.precision);
+        network.set_precision(options.config.play.precision);
         Ok((network, name))
     }
 
@@ -355,7 +355,7 @@ impl RawProbe {
         let start = Instant::now();
         let (input, batch) = self.input.get_or_insert_with(|| {
             let batch = (stats.evaluations as f64 / stats.batches as f64).round().max(1.0) as usize;
-            (crate::bench::forward_input(config.selfplay.variant, batch), batch)
+            (crate::bench::forward_input(config.game.variant, batch), batch)
         });
         let (positions, seconds) = crate::bench::time_forward(network, input, *batch, Duration::from_millis(200));
         self.positions += positions;

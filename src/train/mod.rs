@@ -72,7 +72,7 @@ pub struct Trainer {
     /// The moving average of the weights that checkpoints publish (with
     /// `train.average_half_life`), by variable name.
     average: Option<BTreeMap<String, Tensor>>,
-    /// With a half `network.precision` (bf16; fp16 trains in fp32, having
+    /// With a half `train.precision` (bf16; fp16 trains in fp32, having
     /// no loss scaling), the copy of the network that runs each step's
     /// passes; the fp32 weights above take the updates.
     half: Option<Network>,
@@ -232,7 +232,7 @@ impl Trainer {
             samples_drawn: self.samples_drawn,
             encoding_version: ENCODING_VERSION,
             network: self.config.network,
-            variant: Some(self.config.selfplay.variant),
+            variant: Some(self.config.game.variant),
             samples_read: Some(self.samples_read),
             games_cursor: self.games_read.cursor.clone(),
             games_newest_by_worker: self.games_read.newest_by_worker.clone(),
@@ -439,12 +439,12 @@ fn copy_weights(network: &Network) -> BTreeMap<String, Tensor> {
 }
 
 /// The copy of `network` that runs the training steps in bf16, when
-/// `network.precision` asks for it on this device.
+/// `train.precision` asks for it on this device.
 fn bf16_step_copy(network: &Network, config: &Config) -> Option<Network> {
-    match config.network.precision.kind(network.device()) {
+    match config.train.precision.kind(network.device()) {
         Kind::BFloat16 => Some(network.half_copy(Kind::BFloat16)),
         Kind::Half => {
-            tracing::warn!("network.precision = fp16 plays in fp16 but trains in fp32 (it would need loss scaling)");
+            tracing::warn!("train.precision = fp16 trains in fp32 (it would need loss scaling)");
             None
         }
         _ => None,

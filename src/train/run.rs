@@ -335,7 +335,7 @@ fn loop_with_workers(config: &Config, run: &RunDir, device: Device, seed: u64, g
     let name = crate::shards::new_worker_id();
     // The workers share the search threads of one self-play process.
     let mut worker_config = config.clone();
-    worker_config.selfplay.search_threads = (config.selfplay.search_threads() / config.main_loop.workers).max(1);
+    worker_config.selfplay.search_threads = (config.search_threads() / config.main_loop.workers).max(1);
     let mut workers = Vec::new();
     for w in 0..config.main_loop.workers {
         // Each worker uploads from its own outbox.

@@ -44,14 +44,14 @@ fn the_loss_falls_on_a_fixed_set_of_games() {
     assert!(last < 0.8 * first, "loss {first} -> {last}");
 }
 
-/// Steps in bf16 (`network.precision`) with fp32 weights: the loss falls as
+/// Steps in bf16 (`train.precision`) with fp32 weights: the loss falls as
 /// in fp32 (over three seeds: one seed's loss after 120 steps varies by 15%
 /// from another's, in either precision), and the checkpoint is fp32. fp16
 /// trains in fp32.
 #[test]
 fn the_loss_falls_in_bf16_as_in_fp32() {
     let mut bf16 = tiny();
-    bf16.network.precision = gipf::net::Precision::Bf16;
+    bf16.train.precision = gipf::net::Precision::Bf16;
     let (mut first, mut last, mut last_bf16) = (0.0, 0.0, 0.0);
     for seed in 1..=3 {
         let (first_fp32, last_fp32) = loss_falls(tiny(), seed);
@@ -64,7 +64,7 @@ fn the_loss_falls_in_bf16_as_in_fp32() {
     let trainer = Trainer::new(&bf16, Device::Cpu, 1);
     assert_eq!(trainer.kind(), tch::Kind::BFloat16);
     let mut fp16 = tiny();
-    fp16.network.precision = gipf::net::Precision::Fp16;
+    fp16.train.precision = gipf::net::Precision::Fp16;
     assert_eq!(Trainer::new(&fp16, Device::Cpu, 1).kind(), tch::Kind::Float, "fp16 trains in fp32");
     let models = tempfile::tempdir().unwrap();
     let weights = trainer.save(models.path()).unwrap();
@@ -129,7 +129,7 @@ fn resumes_exactly(config: Config) {
     assert_eq!((resumed.step, resumed.samples_drawn), (3, 48));
 
     let mut input = vec![0.0; INPUT_SIZE];
-    gipf::encoding::encode(&gipf::rules::Position::new(config.selfplay.variant), &mut input);
+    gipf::encoding::encode(&gipf::rules::Position::new(config.game.variant), &mut input);
     assert_eq!(trainer.network.infer(&input, 1), resumed.network.infer(&input, 1), "bit-identical outputs");
 
     // The next step from the checkpoint equals the next step without a stop.
@@ -756,7 +756,7 @@ fn an_overflowing_batch_leaves_every_variable_and_the_next_checkpoint_as_they_we
     }
     for precision in [gipf::net::Precision::Fp32, gipf::net::Precision::Bf16] {
         let mut config = tiny();
-        config.network.precision = precision;
+        config.train.precision = precision;
         let mut trainer = Trainer::new(&config, Device::Cpu, 4);
         let good = window.batch(8, &mut SmallRng::seed_from_u64(4));
         trainer.train_step(&good).unwrap();
@@ -799,7 +799,7 @@ fn bf16_steps_keep_the_batch_norm_statistics_as_fp32_steps_do() {
     let mut fp32 = tiny();
     fp32.train.learning_rate = 0.0;
     let mut bf16 = fp32.clone();
-    bf16.network.precision = gipf::net::Precision::Bf16;
+    bf16.train.precision = gipf::net::Precision::Bf16;
     let (mut fp32_trainer, mut bf16_trainer) =
         (Trainer::new(&fp32, Device::Cpu, 5), Trainer::new(&bf16, Device::Cpu, 5));
     let mut rng = SmallRng::seed_from_u64(5);

@@ -60,8 +60,8 @@ pub fn run(args: Args) -> Result<()> {
     let model = args.model.as_ref().map_or(gipf::checkpoint::REFERENCE.to_string(), |m| m.display().to_string());
     let spec = PlayerSpec::parse(&model, Budget::Simulations(args.sims.max(2)))?;
     let config = Config::load(&args.config)?;
-    tch::set_num_threads(config.selfplay.torch_threads);
-    let mut player = spec.build(parse_device(&args.device)?, config.network.precision, &config.search, 1)?;
+    tch::set_num_threads(config.play.torch_threads);
+    let mut player = spec.build(parse_device(&args.device)?, config.play.precision, &config.search, 1)?;
     let bar = indicatif::ProgressBar::new(actions.len() as u64 + 1);
     let review = gipf::review::review(player.as_mut(), Position::new(variant), &actions, args.sims, &mut || bar.inc(1))
         .with_context(|| args.record.display().to_string())?;

@@ -54,17 +54,17 @@ impl Common {
         let config = Config::load(&self.config)?;
         anyhow::ensure!(self.games > 0, "--games must be positive");
         anyhow::ensure!(self.threads > 0, "--threads must be positive");
-        tch::set_num_threads(config.selfplay.torch_threads);
+        tch::set_num_threads(config.play.torch_threads);
         Ok(MatchOptions {
-            variant: self.variant.unwrap_or(config.selfplay.variant),
+            variant: self.variant.unwrap_or(config.game.variant),
             games: self.games.div_ceil(2) * 2,
             opening_actions: self.opening,
-            max_actions: config.selfplay.max_actions,
+            max_actions: config.game.max_actions,
             threads: self.threads,
             seed: self.seed,
             sprt,
             device: parse_device(&self.device)?,
-            precision: config.network.precision,
+            precision: config.play.precision,
             search: config.search,
         })
     }

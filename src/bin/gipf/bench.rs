@@ -55,7 +55,7 @@ pub enum Bench {
         /// Seconds for each batch size.
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
-        /// LibTorch intra-op threads (default: the config's selfplay.torch_threads).
+        /// LibTorch intra-op threads (default: the config's play.torch_threads).
         #[arg(long)]
         threads: Option<i32>,
         /// Batch sizes to measure, comma-separated.
@@ -87,7 +87,7 @@ const SYNTHETIC_FILE: &str = "synthetic.json";
 fn window(dir: &std::path::Path, config: &std::path::Path, generate: Option<u64>, fresh: bool) -> Result<()> {
     let config = Config::load(config)?;
     if let Some(positions) = generate {
-        let (games, positions) = synthetic_games(dir, config.selfplay.variant, positions, 64, 1)?;
+        let (games, positions) = synthetic_games(dir, config.game.variant, positions, 64, 1)?;
         let bytes: u64 = gipf::shards::list(dir)?.iter().map(|f| f.path.metadata().map_or(0, |m| m.len())).sum();
         gipf::durable::write_atomic(
             &dir.join(SYNTHETIC_FILE),
@@ -184,9 +184,9 @@ pub fn run(which: Bench) -> Result<()> {
             anyhow::ensure!(batches.iter().all(|&b| (1..=65_536).contains(&b)), "--batches: sizes from 1 to 65536");
             let config = Config::load(&config)?;
             let device = parse_device(&device)?;
-            tch::set_num_threads(threads.unwrap_or(config.selfplay.torch_threads));
+            tch::set_num_threads(threads.unwrap_or(config.play.torch_threads));
             let mut network = Network::new(&config.network, device, 0);
-            network.set_precision(config.network.precision);
+            network.set_precision(config.play.precision);
             let n = &config.network;
             println!("{}", gipf::net::cuda_summary());
             println!(
@@ -197,7 +197,7 @@ pub fn run(which: Bench) -> Result<()> {
                 tch::get_num_threads()
             );
             for batch in batches {
-                let rate = net_throughput(&network, config.selfplay.variant, batch, Duration::from_secs_f64(seconds));
+                let rate = net_throughput(&network, config.game.variant, batch, Duration::from_secs_f64(seconds));
                 println!("batch {batch:>4}: {rate:>10.0} positions/s");
             }
             Ok(())

@@ -47,8 +47,8 @@ impl PlayerArgs {
             (None, None) => PlayerSpec::parse(gipf::checkpoint::REFERENCE, budget)?,
         };
         let config = Config::load(&self.config)?;
-        tch::set_num_threads(config.selfplay.torch_threads);
-        let player = spec.build(parse_device(&self.device)?, config.network.precision, &config.search, self.seed)?;
+        tch::set_num_threads(config.play.torch_threads);
+        let player = spec.build(parse_device(&self.device)?, config.play.precision, &config.search, self.seed)?;
         Ok((player, spec.name()))
     }
 }
