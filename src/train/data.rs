@@ -98,6 +98,21 @@ pub struct LoadReport {
     pub distinct_openings: usize,
 }
 
+impl LoadReport {
+    /// Counts a game read into the window with its `samples`.
+    fn count(&mut self, game: &GameFile, samples: usize) {
+        self.games += 1;
+        self.samples += samples;
+        self.total_actions += game.actions.len();
+        match game.result.reason {
+            EndReason::NoGipfPiece => self.no_gipf_piece += 1,
+            EndReason::NoReserve => self.no_reserve += 1,
+            EndReason::PlyCap => self.ply_cap += 1,
+        }
+        self.white_wins += (game.result.winner == Some(Color::White)) as usize;
+    }
+}
+
 /// Actions that make an opening, for counting distinct ones.
 pub const OPENING_LENGTH: usize = 10;
 
@@ -414,15 +429,7 @@ impl Window {
             match game_samples(&game, self.targets) {
                 Ok(samples) => {
                     *self.fingerprints.entry(fingerprint).or_default() += 1;
-                    report.games += 1;
-                    report.samples += samples.len();
-                    report.total_actions += game.actions.len();
-                    match game.result.reason {
-                        EndReason::NoGipfPiece => report.no_gipf_piece += 1,
-                        EndReason::NoReserve => report.no_reserve += 1,
-                        EndReason::PlyCap => report.ply_cap += 1,
-                    }
-                    report.white_wins += (game.result.winner == Some(Color::White)) as usize;
+                    report.count(&game, samples.len());
                     openings.insert(game.actions.iter().take(OPENING_LENGTH).copied().collect::<Vec<_>>());
                     self.total_samples += samples.len() as u64;
                     self.total_games += 1;
@@ -438,7 +445,13 @@ impl Window {
             self.left.push(file.name.clone());
             return;
         }
-        let name: Arc<str> = file.name.as_str().into();
+        self.insert(&file.name, games, to_front);
+    }
+
+    /// Puts a file's games into the window: at the front (older than
+    /// every game there) or at the back.
+    fn insert(&mut self, file: &str, games: Vec<(u64, Vec<TrainingSample>)>, to_front: bool) {
+        let name: Arc<str> = file.into();
         self.games_of_file.insert(name.clone(), games.len());
         let game = |fingerprint, samples: &Vec<TrainingSample>| WindowGame {
             fingerprint,

@@ -1,7 +1,7 @@
 //! The long-running drivers: the trainer beside a self-play process, and the
 //! whole loop in one process.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -304,20 +304,34 @@ pub fn self_play_loop(
             let path = save(&trainer, run, &mut publisher)?;
             tracing::info!(generation, step = trainer.step, checkpoint = %path.display(), "trained");
             if let Some(gate) = &config.gate {
-                let outcome = arena::gate::gate(&run.root, &path, gate, config, device, seed ^ trainer.step)?;
-                let best = if outcome.accepted { &outcome.candidate } else { &outcome.previous_best };
-                let best_step = read_meta(best)?.step;
-                logs.gate(trainer.step, outcome.tally.score(), best_step);
-                tracing::info!(
-                    score = format!("{:.2}", outcome.tally.score()),
-                    accepted = outcome.accepted,
-                    best = %best.display(),
-                    "gated"
-                );
+                gate_checkpoint(&path, gate, config, run, (device, seed), trainer.step, &mut logs)?;
             }
         }
     }
     publisher.publish_last(run, config)
+}
+
+/// Plays the new checkpoint `path` (of `step`) against the best so far,
+/// logging the score.
+fn gate_checkpoint(
+    path: &Path,
+    gate: &crate::config::GateConfig,
+    config: &Config,
+    run: &RunDir,
+    (device, seed): (Device, u64),
+    step: u64,
+    logs: &mut Logs,
+) -> Result<()> {
+    let outcome = arena::gate::gate(&run.root, path, gate, config, device, seed ^ step)?;
+    let best = if outcome.accepted { &outcome.candidate } else { &outcome.previous_best };
+    logs.gate(step, outcome.tally.score(), read_meta(best)?.step);
+    tracing::info!(
+        score = format!("{:.2}", outcome.tally.score()),
+        accepted = outcome.accepted,
+        best = %best.display(),
+        "gated"
+    );
+    Ok(())
 }
 
 /// The loop with `loop.workers` self-play threads beside the trainer (a
