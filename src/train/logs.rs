@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use tensorboard_rs::summary_writer::SummaryWriter;
 
 use super::data::LoadReport;
-use super::{StepStats, PHASES};
+use super::step::{StepStats, PHASES};
 
 /// TensorBoard scalars for training. The writer (tensorboard-rs) panics on
 /// a write error, so a failure (a full disk) stops the logs with a warning

@@ -6,8 +6,32 @@
 use tch::{Device, Kind, Tensor};
 
 use super::data::{Batch, AUX_TARGETS};
-use super::{StepStats, PHASES};
 use crate::encoding::{GRID, NUM_ACTIONS, NUM_PLANES};
+
+/// Losses and measures of one training step.
+#[derive(Clone, Copy, Debug)]
+pub struct StepStats {
+    pub policy_loss: f32,
+    pub value_loss: f32,
+    pub entropy: f32,
+    pub value_error: f32,
+    /// The value's mean absolute error by game phase (see [`PHASES`]), for
+    /// the phases the batch holds.
+    pub value_error_by_phase: [Option<f32>; PHASES.len()],
+    /// The auxiliary targets' loss (mean squared error), when trained.
+    pub aux_loss: Option<f32>,
+    pub learning_rate: f64,
+}
+
+/// The game phases of the value error, by actions to the game's end: the
+/// bounds (inclusive) and the TensorBoard tag. Late positions are nearly
+/// decided, so their error says whether the value head learns at all; the
+/// early ones' error stays high while their games are open.
+pub const PHASES: [(u16, &str); 3] = [
+    (10, "value/abs_error_last_10_plies"),
+    (40, "value/abs_error_11_to_40_plies_to_end"),
+    (u16::MAX, "value/abs_error_over_40_plies_to_end"),
+];
 
 /// Steps between reads of the losses from the device (and log lines).
 pub const READ_EVERY: u64 = 10;

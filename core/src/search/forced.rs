@@ -1,16 +1,6 @@
 //! KataGo's forced playouts at the root, and the policy target pruned of them.
 
-use super::{Edge, SearchConfig, Tree};
-
-/// Forced playouts (KataGo, section 3.1 of its paper): each root action `c`
-/// gets at least `sqrt(k * P(c) * N)` visits, so that noise-favoured actions
-/// are looked at; the policy target then takes back the visits PUCT would not
-/// have spent (policy target pruning).
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Forced {
-    pub(super) k: f32,
-    c_puct: f32,
-}
+use super::{Edge, Forced, SearchConfig, Tree};
 
 impl Tree {
     /// Forced playouts with factor `k` (KataGo uses 2) at the root for the

@@ -18,7 +18,6 @@ use rand_distr::{Distribution, Gamma};
 
 pub use analysis::{Analysis, Candidate};
 pub use evaluation::{softmax, Evaluation, Evaluator, UniformEvaluator};
-use forced::Forced;
 use gumbel::{sigma, GumbelRoot};
 
 use crate::rules::{Action, Color, Position};
@@ -118,6 +117,16 @@ pub struct Tree {
     /// KataGo's forced playouts at the root for the current search: their
     /// factor `k`, and the search's PUCT constant for pruning its target.
     forced: Option<Forced>,
+}
+
+/// Forced playouts (KataGo, section 3.1 of its paper): each root action `c`
+/// gets at least `sqrt(k * P(c) * N)` visits, so that noise-favoured actions
+/// are looked at; the policy target then takes back the visits PUCT would not
+/// have spent (policy target pruning).
+#[derive(Clone, Copy, Debug)]
+struct Forced {
+    k: f32,
+    c_puct: f32,
 }
 
 /// A leaf waiting for evaluation: its node and the edges leading to it.
