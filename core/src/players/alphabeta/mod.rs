@@ -111,6 +111,7 @@ impl AlphaBeta {
         AlphaBeta::with_style(Style::Classic, limit, clock)
     }
 
+    /// The classical player of `style`.
     pub fn with_style(style: Style, limit: Limit, clock: Clock) -> AlphaBeta {
         AlphaBeta {
             style,
