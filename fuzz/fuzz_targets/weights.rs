@@ -22,7 +22,6 @@ fn expected() -> &'static BTreeMap<String, Vec<usize>> {
             value_hidden: 4,
             value_pooling: false,
             aux_targets: false,
-            precision: gipf::net::Precision::Fp32,
         };
         gipf::net::Network::new(&config, tch::Device::Cpu, 0).shapes()
     })
