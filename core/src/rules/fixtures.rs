@@ -18,6 +18,18 @@ pub(crate) fn win_in_one() -> Position {
     pos
 }
 
+/// Basic variant, white to push. Black has one piece left in reserve and
+/// three in column b: unless white blocks the column now, black's last push
+/// makes a row and takes four pieces back. After a block, black pushes its
+/// last piece, white pushes, and black cannot push: a win in two of white's
+/// pushes.
+pub(crate) fn forced_win_in_two() -> Position {
+    setup(
+        r#"{"variant": "basic", "board": {"b3": "b", "b4": "b", "b5": "b", "e2": "w", "h5": "w", "e8": "w"},
+            "reserve": {"white": 9, "black": 1}, "to_move": "white"}"#,
+    )
+}
+
 /// White's push `b1-c2` has completed a black row: black, who did not push,
 /// must decide how to remove it, and then pushes.
 pub(crate) fn removal_by_the_player_who_did_not_push() -> Position {

@@ -515,7 +515,7 @@ mod tests {
         static START: LazyLock<Instant> = LazyLock::new(Instant::now);
         START.elapsed()
     }
-    use crate::rules::fixtures::{removal_by_the_player_who_did_not_push, setup, win_in_one};
+    use crate::rules::fixtures::{forced_win_in_two, removal_by_the_player_who_did_not_push, setup, win_in_one};
     use crate::rules::{Variant, WinReason};
 
     #[test]
@@ -527,17 +527,11 @@ mod tests {
         assert_eq!(value, WIN - 1);
     }
 
-    /// Black has one piece left in reserve and three in column b: unless
-    /// white blocks the column now, black's last push makes a row and takes
-    /// four pieces back. After a block, black pushes its last piece, white
-    /// pushes, and black cannot push: a win in two of white's pushes, found
-    /// at depth 3 (white, black, white) and not before.
+    /// White's win in two pushes is found at depth 3 (white, black, white)
+    /// and not before.
     #[test]
     fn finds_a_forced_win_in_two() {
-        let pos = setup(
-            r#"{"variant": "basic", "board": {"b3": "b", "b4": "b", "b5": "b", "e2": "w", "h5": "w", "e8": "w"},
-                "reserve": {"white": 9, "black": 1}, "to_move": "white"}"#,
-        );
+        let pos = forced_win_in_two();
         let (action, value) = AlphaBeta::new(Limit::Depth(3), clock).search(&pos);
         assert_eq!(value, WIN - 3, "{action}: white wins at its second push");
         let (_, shallow) = AlphaBeta::new(Limit::Depth(2), clock).search(&pos);
@@ -576,18 +570,25 @@ mod tests {
         assert_eq!(action, best.0);
     }
 
+    /// The position after `actions` uniformly random actions from the start
+    /// of `variant`, or the end of the game if it comes first.
+    fn after_random_actions(variant: Variant, actions: usize, rng: &mut SmallRng) -> Position {
+        let mut pos = Position::new(variant);
+        for _ in 0..actions {
+            if pos.is_over() {
+                break;
+            }
+            let legal = pos.legal_actions();
+            pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
+        }
+        pos
+    }
+
     #[test]
     fn the_table_does_not_change_a_fixed_depth_value() {
         let mut rng = SmallRng::seed_from_u64(7);
         for variant in [Variant::Standard, Variant::Basic, Variant::Tournament] {
-            let mut pos = Position::new(variant);
-            for _ in 0..30 {
-                if pos.is_over() {
-                    break;
-                }
-                let legal = pos.legal_actions();
-                pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
-            }
+            let pos = after_random_actions(variant, 30, &mut rng);
             if pos.is_over() {
                 continue;
             }
@@ -630,10 +631,7 @@ mod tests {
 
     #[test]
     fn classic_finds_the_forced_win_in_two() {
-        let pos = setup(
-            r#"{"variant": "basic", "board": {"b3": "b", "b4": "b", "b5": "b", "e2": "w", "h5": "w", "e8": "w"},
-                "reserve": {"white": 9, "black": 1}, "to_move": "white"}"#,
-        );
+        let pos = forced_win_in_two();
         let (action, value) = AlphaBeta::classic(Limit::Depth(3), clock).search(&pos);
         assert_eq!(value, WIN - 3, "{action}: white wins at its second push");
     }
@@ -641,12 +639,7 @@ mod tests {
     /// One game between `a` (white when `a_white`) and `b` after `opening`
     /// random actions; whether `a` won.
     fn a_wins(a: &mut AlphaBeta, b: &mut AlphaBeta, a_white: bool, opening: u64) -> bool {
-        let mut rng = SmallRng::seed_from_u64(opening);
-        let mut pos = Position::new(Variant::Standard);
-        for _ in 0..4 {
-            let legal = pos.legal_actions();
-            pos.play(legal[rng.random_range(0..legal.len())]).unwrap();
-        }
+        let mut pos = after_random_actions(Variant::Standard, 4, &mut SmallRng::seed_from_u64(opening));
         a.new_game(0);
         b.new_game(0);
         for _ in 0..600 {
@@ -683,14 +676,8 @@ mod tests {
     fn classic_values_do_not_depend_on_the_table_at_depth_one() {
         let mut rng = SmallRng::seed_from_u64(9);
         for _ in 0..20 {
-            let mut pos = Position::new(Variant::Standard);
-            for _ in 0..rng.random_range(5..60) {
-                if pos.is_over() {
-                    break;
-                }
-                let legal = pos.legal_actions();
-                pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
-            }
+            let actions = rng.random_range(5..60);
+            let pos = after_random_actions(Variant::Standard, actions, &mut rng);
             if pos.is_over() {
                 continue;
             }
