@@ -66,8 +66,8 @@ pub fn gate(
     };
     let (mut a, _) = load_checkpoint(candidate, device)?;
     let (mut b, _) = load_checkpoint(&best, device)?;
-    a.set_precision(options.precision);
-    b.set_precision(options.precision);
+    a.prepare_for_play(options.precision);
+    b.prepare_for_play(options.precision);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)
         .build()

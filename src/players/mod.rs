@@ -302,7 +302,7 @@ impl NetworkPlayer {
         search: &SearchConfig,
     ) -> Result<NetworkPlayer> {
         let (mut network, _) = load_checkpoint(weights, device)?;
-        network.set_precision(precision);
+        network.prepare_for_play(precision);
         Ok(NetworkPlayer { network, budget, keep_tree, search: *search, tree: None })
     }
 }

@@ -186,7 +186,7 @@ pub fn run(which: Bench) -> Result<()> {
             let device = parse_device(&device)?;
             tch::set_num_threads(threads.unwrap_or(config.play.torch_threads));
             let mut network = Network::new(&config.network, device, 0);
-            network.set_precision(config.play.precision);
+            network.prepare_for_play(config.play.precision);
             let n = &config.network;
             println!("{}", gipf::net::cuda_summary());
             println!(

@@ -1,0 +1,134 @@
+//! The network's layers for play: each batch norm folded into the
+//! convolution before it (its scale into the weights, its shift into a
+//! bias), so that a forward pass runs one operation where the trained
+//! layers run two. The same function as [`PolicyValueNet::forward_t`] in
+//! evaluation mode, to rounding.
+
+use tch::{nn, Kind, Tensor};
+
+use super::{PolicyValueNet, BATCH_NORM_EPS};
+
+/// A convolution and the batch norm after it, as one convolution.
+#[derive(Debug)]
+struct FoldedConv {
+    weight: Tensor,
+    bias: Tensor,
+    padding: i64,
+}
+
+impl FoldedConv {
+    fn new(conv: &nn::Conv2D, norm: &nn::BatchNorm, kind: Kind) -> FoldedConv {
+        let gamma = norm.ws.as_ref().expect("the network's batch norms are affine");
+        let beta = norm.bs.as_ref().expect("the network's batch norms are affine");
+        let scale = gamma / (&norm.running_var + BATCH_NORM_EPS).sqrt();
+        let bias = beta - &norm.running_mean * &scale;
+        let weight = &conv.ws * scale.view([-1, 1, 1, 1]);
+        let padding = conv.ws.size()[2] / 2;
+        FoldedConv { weight: weight.to_kind(kind), bias: bias.to_kind(kind), padding }
+    }
+
+    fn forward(&self, x: &Tensor) -> Tensor {
+        x.conv2d(&self.weight, Some(&self.bias), [1, 1], [self.padding, self.padding], [1, 1], 1)
+    }
+}
+
+/// A linear layer's weights in the kind of play.
+#[derive(Debug)]
+struct Dense {
+    weight: Tensor,
+    bias: Tensor,
+}
+
+impl Dense {
+    fn new(layer: &nn::Linear, kind: Kind) -> Dense {
+        let bias = layer.bs.as_ref().expect("the network's linear layers have biases");
+        Dense { weight: layer.ws.to_kind(kind), bias: bias.to_kind(kind) }
+    }
+
+    fn forward(&self, x: &Tensor) -> Tensor {
+        x.linear(&self.weight, Some(&self.bias))
+    }
+}
+
+/// [`PolicyValueNet`] with its batch norms folded, in one kind, for play
+/// only (it has no gradients and is never saved).
+#[derive(Debug)]
+pub struct FoldedNet {
+    stem: FoldedConv,
+    blocks: Vec<(FoldedConv, FoldedConv)>,
+    policy_conv: FoldedConv,
+    policy_fc: Dense,
+    value_conv: FoldedConv,
+    value_fc1: Dense,
+    value_fc2: Dense,
+    value_pooling: bool,
+}
+
+impl FoldedNet {
+    /// Folds `net`'s current weights, converted to `kind`.
+    pub fn new(net: &PolicyValueNet, kind: Kind) -> FoldedNet {
+        let _guard = tch::no_grad_guard();
+        let fold = |conv, norm| FoldedConv::new(conv, norm, kind);
+        FoldedNet {
+            stem: fold(&net.stem, &net.stem_bn),
+            blocks: net.blocks.iter().map(|b| (fold(&b.conv1, &b.bn1), fold(&b.conv2, &b.bn2))).collect(),
+            policy_conv: fold(&net.policy_conv, &net.policy_bn),
+            policy_fc: Dense::new(&net.policy_fc, kind),
+            value_conv: fold(&net.value_conv, &net.value_bn),
+            value_fc1: Dense::new(&net.value_fc1, kind),
+            value_fc2: Dense::new(&net.value_fc2, kind),
+            value_pooling: net.value_pooling,
+        }
+    }
+
+    /// Policy logits and values, as [`PolicyValueNet::forward_t`] returns
+    /// them (no auxiliary outputs: the search does not read them).
+    pub fn forward(&self, xs: &Tensor) -> (Tensor, Tensor) {
+        let mut x = self.stem.forward(xs).relu();
+        for (conv1, conv2) in &self.blocks {
+            x = (conv2.forward(&conv1.forward(&x).relu()) + &x).relu();
+        }
+        let policy = self.policy_fc.forward(&self.policy_conv.forward(&x).relu().flatten(1, -1));
+        let mut features = self.value_conv.forward(&x).relu().flatten(1, -1);
+        if self.value_pooling {
+            features = Tensor::cat(&[features, x.mean_dim(&[2i64, 3][..], false, None::<Kind>)], 1);
+        }
+        let value = self.value_fc2.forward(&self.value_fc1.forward(&features).relu()).tanh().squeeze_dim(1);
+        (policy, value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::encoding::{encode, INPUT_SIZE};
+    use crate::net::{is_batch_norm, NetConfig, Network, Precision};
+    use crate::rules::{Position, Variant};
+    use tch::Device;
+
+    /// Folding changes the outputs by rounding only, with batch-norm
+    /// statistics and scales far from their initial values.
+    #[test]
+    fn the_folded_layers_compute_what_the_trained_layers_do() {
+        let config = NetConfig { blocks: 2, channels: 8, value_hidden: 8, value_pooling: true, aux_targets: true };
+        let mut network = Network::new(&config, Device::Cpu, 7);
+        tch::no_grad(|| {
+            for (name, mut var) in network.vs.variables() {
+                if is_batch_norm(&name) {
+                    var.copy_(&(var.rand_like() * 2.0 + 0.1));
+                }
+            }
+        });
+        let positions = [Position::new(Variant::Standard), Position::new(Variant::Basic)];
+        let mut input = vec![0.0; positions.len() * INPUT_SIZE];
+        for (chunk, pos) in input.chunks_mut(INPUT_SIZE).zip(&positions) {
+            encode(pos, chunk);
+        }
+        let (logits, values) = network.infer(&input, positions.len());
+        network.prepare_for_play(Precision::Fp32);
+        let (folded_logits, folded_values) = network.infer(&input, positions.len());
+        let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + x.abs()));
+        assert!(close(&logits, &folded_logits), "policy logits differ");
+        assert!(close(&values, &folded_values), "values differ: {values:?} {folded_values:?}");
+        assert!(logits.iter().any(|&x| x.abs() > 0.1), "the outputs are not all near zero");
+    }
+}
