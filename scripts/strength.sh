@@ -20,7 +20,7 @@
 #                              newest kept at or below 90% and 80% of the
 #                              newest's step), so that an arm is judged on
 #                              three late checkpoints, not one (none: "")
-#   CURVE_POINTS=6             checkpoints rated for the Elo curve
+#   CURVE_POINTS=6             checkpoints rated for the Elo curve (0: no curve)
 #   CURVE_SIMS=64 CURVE_GAMES=20 CURVE_ANCHORS="alphabeta:2 alphabeta:3 classic:3"
 #   THREADS=2                  games played at once
 #   TRAIN=1                    0 skips training (measure an existing run)
@@ -142,23 +142,25 @@ if [ -n "$LATE_OPPONENTS" ]; then
     done
 fi
 
-anchors=()
-for a in $CURVE_ANCHORS; do anchors+=(--anchor "$a"); done
-echo "strength: rating $CURVE_POINTS checkpoints spread by step against $CURVE_ANCHORS" >&2
-ratings="$("$GIPF" ratings --run "$RUN" --points "$CURVE_POINTS" --opponents 1 "${anchors[@]}" \
-    --sims "$CURVE_SIMS" --games "$CURVE_GAMES" --threads "$THREADS" --config "$CONFIG")"
-echo "$ratings" >&2
-cp "$RUN/arena/ratings.png" "$RUN/report/elo.png"
-{
-    echo
-    echo "## Elo curve"
-    echo
-    echo "$CURVE_POINTS checkpoints spread evenly by step, at $CURVE_SIMS simulations per action, $CURVE_GAMES games against"
-    echo "each anchor and the previous rated checkpoint; the first anchor is 0 Elo. Plot: \`elo.png\`."
-    echo
-    echo '```'
-    echo "$ratings" | grep -v '^wrote'
-    echo '```'
-} >> "$report"
-echo "strength: wrote $report and $RUN/report/elo.png" >&2
+if [ "$CURVE_POINTS" -gt 0 ]; then
+    anchors=()
+    for a in $CURVE_ANCHORS; do anchors+=(--anchor "$a"); done
+    echo "strength: rating $CURVE_POINTS checkpoints spread by step against $CURVE_ANCHORS" >&2
+    ratings="$("$GIPF" ratings --run "$RUN" --points "$CURVE_POINTS" --opponents 1 "${anchors[@]}" \
+        --sims "$CURVE_SIMS" --games "$CURVE_GAMES" --threads "$THREADS" --config "$CONFIG")"
+    echo "$ratings" >&2
+    cp "$RUN/arena/ratings.png" "$RUN/report/elo.png"
+    {
+        echo
+        echo "## Elo curve"
+        echo
+        echo "$CURVE_POINTS checkpoints spread evenly by step, at $CURVE_SIMS simulations per action, $CURVE_GAMES games against"
+        echo "each anchor and the previous rated checkpoint; the first anchor is 0 Elo. Plot: \`elo.png\`."
+        echo
+        echo '```'
+        echo "$ratings" | grep -v '^wrote'
+        echo '```'
+    } >> "$report"
+fi
+echo "strength: wrote $report" >&2
 cat "$report"
