@@ -131,6 +131,10 @@ pub struct TrainConfig {
     /// searched position (the rest is the game's result; 0: the result
     /// alone).
     pub root_value_share: f64,
+    /// λ of the root value's return over the later searched positions of
+    /// the game (KataGo's short-term value targets; 0: the position's own
+    /// root value, 1: the game's result).
+    pub root_value_lambda: f64,
     /// The weight of the auxiliary targets' loss (with
     /// `network.aux_targets`; see `train::data::AUX_TARGETS`).
     pub aux_loss_weight: f64,
@@ -318,6 +322,7 @@ impl Config {
         check_unit("train.weight_decay", t.weight_decay)?;
         check_positive("train.value_loss_weight", t.value_loss_weight, 100.0)?;
         check_unit("train.root_value_share", t.root_value_share)?;
+        check_unit("train.root_value_lambda", t.root_value_lambda)?;
         check_up_to("train.aux_loss_weight", t.aux_loss_weight, 100.0)?;
         anyhow::ensure!(
             t.aux_loss_weight == 0.0 || self.network.aux_targets,

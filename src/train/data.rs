@@ -61,6 +61,9 @@ pub struct Targets {
     pub every_position: bool,
     /// The search's root value's share in a searched position's value target.
     pub root_value_share: f32,
+    /// λ of that share's return over the later searched positions (0: the
+    /// position's own root value), see [`root_value_returns`].
+    pub root_value_lambda: f32,
 }
 
 impl Targets {
@@ -68,6 +71,7 @@ impl Targets {
         Targets {
             every_position: config.train.value_every_position,
             root_value_share: config.train.root_value_share as f32,
+            root_value_lambda: config.train.root_value_lambda as f32,
         }
     }
 }
@@ -241,7 +245,9 @@ pub fn game_samples(game: &GameFile, targets: Targets) -> Result<Vec<TrainingSam
     let last = pos;
     let total = game.variant.total_pieces() as f32;
     let mut samples = Vec::with_capacity(if targets.every_position { game.actions.len() } else { game.samples.len() });
-    let mut next = game.samples.iter().peekable();
+    let players: Vec<Color> = positions.iter().map(|p| p.to_act().expect("checked above")).collect();
+    let returns = root_value_returns(game, &players, targets.root_value_lambda);
+    let mut next = game.samples.iter().zip(returns).peekable();
     for (ply, pos) in positions.iter().enumerate() {
         let player = pos.to_act().expect("checked above");
         let result = game.result.value_for(player);
@@ -252,7 +258,7 @@ pub fn game_samples(game: &GameFile, targets: Targets) -> Result<Vec<TrainingSam
             (last.reserve(player) as f32 - last.reserve(player.opponent()) as f32) / total,
             ((material_won(ahead, player) - material_won(pos, player)) / 4.0).clamp(-1.0, 1.0),
         ];
-        if let Some(sample) = next.next_if(|s| s.ply == ply) {
+        if let Some((sample, searched)) = next.next_if(|(s, _)| s.ply == ply) {
             let mut policy = Vec::with_capacity(sample.policy.len());
             for (text, &p) in &sample.policy {
                 let action = text.parse().with_context(|| format!("sample at ply {ply}"))?;
@@ -260,13 +266,38 @@ pub fn game_samples(game: &GameFile, targets: Targets) -> Result<Vec<TrainingSam
                 policy.push((action_index(action) as u16, p));
             }
             let share = targets.root_value_share;
-            let value = (1.0 - share) * result + share * sample.root_value.clamp(-1.0, 1.0);
+            let value = (1.0 - share) * result + share * searched;
             samples.push(TrainingSample { pos: *pos, policy, value, aux, plies_to_end });
         } else if targets.every_position {
             samples.push(TrainingSample { pos: *pos, policy: Vec::new(), value: result, aux, plies_to_end });
         }
     }
     Ok(samples)
+}
+
+/// The searched part of each searched position's value target, for the
+/// player to act there, in the order of `game.samples` (`players`: the
+/// player to act at each ply). With `lambda` 0 it is the position's own
+/// root value; otherwise the λ-return over the searched positions from it
+/// to the end, as KataGo's short-term value targets: (1 - λ) times its root
+/// value plus λ times the next searched position's return, and the game's
+/// result after the last. Larger λ looks further ahead; 1 is the result.
+fn root_value_returns(game: &GameFile, players: &[Color], lambda: f32) -> Vec<f32> {
+    // The return for White, from the end backwards.
+    let mut white = game.result.value_for(Color::White);
+    let mut returns: Vec<f32> = game
+        .samples
+        .iter()
+        .rev()
+        .map(|sample| {
+            let Some(&player) = players.get(sample.ply) else { return 0.0 };
+            let sign = if player == Color::White { 1.0 } else { -1.0 };
+            white = (1.0 - lambda) * sign * sample.root_value.clamp(-1.0, 1.0) + lambda * white;
+            sign * white
+        })
+        .collect();
+    returns.reverse();
+    returns
 }
 
 /// Removes the local copies of shards that the store keeps (a warning for
@@ -551,5 +582,47 @@ impl Window {
             batch.plies_to_end.push(sample.plies_to_end);
         }
         batch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn searched_only(root_value_share: f32, root_value_lambda: f32) -> Targets {
+        Targets { every_position: false, root_value_share, root_value_lambda }
+    }
+
+    /// The recursion against the λ-return written as its sum, for the
+    /// player to act at i: (1 - λ) Σ_k λ^k v(i + k) + λ^(n - i) z.
+    #[test]
+    fn root_value_targets_are_the_lambda_return_of_the_later_root_values() {
+        let game = GameFile::parse(include_str!("../../tests/fixtures/game-format-1.json")).unwrap();
+        let n = game.samples.len();
+        let own = game_samples(&game, searched_only(1.0, 0.0)).unwrap();
+        assert_eq!(own.len(), n);
+        let to_act: Vec<Color> = own.iter().map(|s| s.pos.to_act().unwrap()).collect();
+        for lambda in [0.0f32, 0.5, 0.9, 1.0] {
+            let got = game_samples(&game, searched_only(1.0, lambda)).unwrap();
+            for (i, sample) in got.iter().enumerate() {
+                let player = to_act[i];
+                let mut expected = lambda.powi((n - i) as i32) * game.result.value_for(player);
+                for (k, (later, &theirs)) in game.samples[i..].iter().zip(&to_act[i..]).enumerate() {
+                    let sign = if theirs == player { 1.0 } else { -1.0 };
+                    expected += (1.0 - lambda) * lambda.powi(k as i32) * sign * later.root_value;
+                }
+                assert!(
+                    (sample.value - expected).abs() < 1e-5,
+                    "λ {lambda}, sample {i}: {} != {expected}",
+                    sample.value
+                );
+            }
+            // The share mixes that return with the result as before.
+            let mixed = game_samples(&game, searched_only(0.25, lambda)).unwrap();
+            for ((m, g), player) in mixed.iter().zip(&got).zip(&to_act) {
+                let expected = 0.75 * game.result.value_for(*player) + 0.25 * g.value;
+                assert!((m.value - expected).abs() < 1e-5);
+            }
+        }
     }
 }

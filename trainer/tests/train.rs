@@ -296,7 +296,8 @@ fn auxiliary_targets_are_for_the_player_to_act() {
     // Half the root value, half the result, on a searched position.
     let dir = games(1);
     let game = shards::read_all(dir.path()).unwrap().remove(0);
-    let mixed = game_samples(&game, Targets { every_position: false, root_value_share: 0.5 }).unwrap();
+    let mixed =
+        game_samples(&game, Targets { every_position: false, root_value_share: 0.5, ..Targets::default() }).unwrap();
     for (sample, searched) in mixed.iter().zip(&game.samples) {
         let result = game.result.value_for(sample.pos.to_act().unwrap());
         assert!((sample.value - (0.5 * result + 0.5 * searched.root_value)).abs() < 1e-6);
