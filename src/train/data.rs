@@ -290,6 +290,7 @@ fn root_value_returns(game: &GameFile, players: &[Color], lambda: f32) -> Vec<f3
         .iter()
         .rev()
         .map(|sample| {
+            // A sample past the game's last ply is no training sample (passed over).
             let Some(&player) = players.get(sample.ply) else { return 0.0 };
             let sign = if player == Color::White { 1.0 } else { -1.0 };
             white = (1.0 - lambda) * sign * sample.root_value.clamp(-1.0, 1.0) + lambda * white;
