@@ -248,8 +248,7 @@ pub fn game_samples(game: &GameFile, targets: Targets) -> Result<Vec<TrainingSam
     let players: Vec<Color> = positions.iter().map(|p| p.to_act().expect("checked above")).collect();
     let returns = root_value_returns(game, &players, targets.root_value_lambda);
     let mut next = game.samples.iter().zip(returns).peekable();
-    for (ply, pos) in positions.iter().enumerate() {
-        let player = pos.to_act().expect("checked above");
+    for (ply, (pos, &player)) in positions.iter().zip(&players).enumerate() {
         let result = game.result.value_for(player);
         let ahead = positions.get(ply + AUX_HORIZON).unwrap_or(&last);
         let plies_to_end = (positions.len() - ply).min(u16::MAX as usize) as u16;
