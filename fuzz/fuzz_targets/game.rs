@@ -10,7 +10,8 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
     if let Ok(game) = GameFile::parse(text) {
-        if let Ok(samples) = game_samples(&game, Targets { every_position: true, root_value_share: 0.5 }) {
+        let targets = Targets { every_position: true, root_value_share: 0.5, root_value_lambda: 0.8 };
+        if let Ok(samples) = game_samples(&game, targets) {
             for sample in samples {
                 assert!(sample.value.is_finite() && sample.value.abs() <= 1.0, "{}", sample.value);
                 assert!(sample.policy.iter().all(|(_, p)| p.is_finite() && *p >= 0.0), "{:?}", sample.policy);
