@@ -19,8 +19,9 @@ use crate::weights::Damaged;
 /// `the_format_number_pins_the_descriptions_fields` lists them), so that an
 /// older program refuses a newer description as incompatible instead of
 /// taking it for damage; this program writes it and reads every format
-/// from 1. Format 3 added `network.value_pooling` and `network.aux_targets`.
-pub const CHECKPOINT_FORMAT: u32 = 3;
+/// from 1. Format 3 added `network.value_pooling` and `network.aux_targets`;
+/// format 4, `lineage`.
+pub const CHECKPOINT_FORMAT: u32 = 4;
 
 /// The JSON beside a checkpoint's weights (`step-NNNNNNNN.json`). `config`
 /// is provenance (the configuration that trained it, never checked again);
@@ -55,7 +56,68 @@ pub struct CheckpointMeta {
     /// arrived late and is new to a restarted trainer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub games_recent: Vec<String>,
+    /// Where the weights came from and the compute behind them (format 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<Lineage>,
     pub config: serde_json::Value,
+}
+
+/// Where a checkpoint's weights came from and the compute behind them: a
+/// run continued from a model (`gipf loop --from`) names it as its parent
+/// and carries the parent's compute forward, so that every checkpoint of a
+/// lineage knows the whole training behind it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lineage {
+    /// The model the run started from; none for a run from zero.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<Parent>,
+    /// The compute behind the parent, its whole ancestry included.
+    pub inherited: Compute,
+    /// This run's own compute, up to this checkpoint.
+    pub run: Compute,
+    /// The machines this run trained on (CPU model, cores, bf16 units).
+    pub machine: String,
+}
+
+/// The model a run started from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Parent {
+    /// As it was named (`reference`, or the weights file's path).
+    pub file: String,
+    pub step: u64,
+    /// Of its weights file, which tells two parents of the same name apart.
+    pub sha256: String,
+}
+
+/// Training compute: wall-clock hours of the trainer and what it did in them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compute {
+    pub hours: f64,
+    pub steps: u64,
+    pub samples_drawn: u64,
+    pub samples_read: u64,
+}
+
+impl Compute {
+    /// Both together.
+    pub fn plus(&self, other: &Compute) -> Compute {
+        Compute {
+            hours: self.hours + other.hours,
+            steps: self.steps + other.steps,
+            samples_drawn: self.samples_drawn + other.samples_drawn,
+            samples_read: self.samples_read + other.samples_read,
+        }
+    }
+}
+
+impl Lineage {
+    /// All the compute behind the checkpoint: its ancestry's and its run's.
+    pub fn total(&self) -> Compute {
+        self.inherited.plus(&self.run)
+    }
 }
 
 fn first_format() -> u32 {
@@ -128,6 +190,10 @@ impl CheckpointMeta {
         if let Err(e) = meta.network.validate() {
             return Err(Damaged(format!("the description's network shape: {e}")).into());
         }
+        let hours = meta.lineage.iter().flat_map(|l| [l.inherited.hours, l.run.hours]);
+        if let Some(bad) = hours.into_iter().find(|h| !(0.0..1e7).contains(h)) {
+            return Err(Damaged(format!("the description's lineage counts {bad} hours")).into());
+        }
         if meta.encoding_version != ENCODING_VERSION {
             let why = format!("encoding version {} (this program uses {ENCODING_VERSION})", meta.encoding_version);
             return Err(Incompatible(why).into());
@@ -199,13 +265,14 @@ pub const REFERENCE: &str = "reference";
 /// The reference model (`models/reference.*`: a checkpoint of a default
 /// run; its card with its strength is `models/README.md`), built into the
 /// program: what play, the engine and the arena use when no checkpoint is
-/// named. Written once into the per-user cache (under its sha256, so that a
-/// new reference never meets an old copy), so that a binary run from any
+/// named. Written once into the per-user cache (under the sha256 of its
+/// files, so that a new reference never meets an old copy), so that a binary run from any
 /// folder has it.
 pub fn reference_checkpoint() -> Result<PathBuf> {
     const WEIGHTS: &[u8] = include_bytes!("../models/reference.safetensors");
     const DESCRIPTION: &[u8] = include_bytes!("../models/reference.json");
-    let dir = crate::cache_dir().join(REFERENCE).join(&crate::durable::sha256_hex(WEIGHTS)[..16]);
+    let key = crate::durable::sha256_hex(&[WEIGHTS, DESCRIPTION].concat());
+    let dir = crate::cache_dir().join(REFERENCE).join(&key[..16]);
     let weights = dir.join("reference.safetensors");
     if !weights.is_file() {
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -362,6 +429,7 @@ mod tests {
                 games_cursor: None,
                 games_newest_by_worker: BTreeMap::new(),
                 games_recent: Vec::new(),
+                lineage: None,
                 config: serde_json::Value::Null,
             };
             std::fs::write(weights.with_extension("json"), serde_json::to_string(&meta).unwrap()).unwrap();
@@ -387,6 +455,7 @@ mod tests {
             games_cursor: Some("a".into()),
             games_newest_by_worker: BTreeMap::from([("w".into(), "a".into())]),
             games_recent: vec!["a".into()],
+            lineage: Some(Lineage::default()),
             config: serde_json::Value::Null,
         };
         let value = serde_json::to_value(&meta).unwrap();
@@ -398,13 +467,14 @@ mod tests {
             }
         }
         fields.sort();
-        let format_3 = [
+        let format_4 = [
             "config",
             "encoding_version",
             "format",
             "games_cursor",
             "games_newest_by_worker",
             "games_recent",
+            "lineage",
             "network.aux_targets",
             "network.blocks",
             "network.channels",
@@ -415,6 +485,6 @@ mod tests {
             "step",
             "variant",
         ];
-        assert_eq!((CHECKPOINT_FORMAT, fields), (3, format_3.map(String::from).to_vec()));
+        assert_eq!((CHECKPOINT_FORMAT, fields), (4, format_4.map(String::from).to_vec()));
     }
 }

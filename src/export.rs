@@ -144,6 +144,7 @@ mod tests {
             games_cursor: None,
             games_newest_by_worker: Default::default(),
             games_recent: Vec::new(),
+            lineage: None,
             config: serde_json::Value::Null,
         };
         let card = ModelCard::new("step-00000003", &meta).unwrap();

@@ -7,10 +7,29 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::checkpoint::{best_checkpoint, newest_checkpoint, prune};
 use crate::store::{is_url, local_cache, Latest, Store};
+
+/// The weights file a model's name stands for: `reference` (the model
+/// built into the program), a checkpoint's weights file, a models folder
+/// (its best checkpoint, else its newest), or a checkpoint in an object
+/// store (downloaded).
+pub fn weights_named(name: &str) -> Result<PathBuf> {
+    let weights = match is_url(name) {
+        true => crate::store::fetch_checkpoint(name)?,
+        false if name == crate::checkpoint::REFERENCE => crate::checkpoint::reference_checkpoint()?,
+        false if Path::new(name).is_dir() => {
+            ModelSource::Folder(name.into()).current()?.with_context(|| format!("no checkpoint in {name} yet"))?
+        }
+        false => PathBuf::from(name),
+    };
+    if !weights.is_file() {
+        bail!("no such weights file {}", weights.display());
+    }
+    Ok(weights)
+}
 
 /// A `--model` argument: a weights file, a folder of checkpoints, or the
 /// models of a run in an object store (`s3://bucket/prefix/models`).

@@ -144,6 +144,41 @@ fn the_loop_with_workers_trains_beside_them_and_stops() {
     assert_eq!(workers.len(), 2, "games from both workers: {workers:?}");
 }
 
+/// `gipf loop --from` starts a new run from a model: its first checkpoint
+/// is the parent's weights and names it; started again, the run resumes.
+/// The reference model (4x32) does not fit the tiny config: a clear error.
+#[test]
+fn the_loop_continues_from_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml");
+    let config = gipf::config::Config::load(std::path::Path::new(tiny)).unwrap();
+    let mut parent = gipf::train::Trainer::new(&config, tch::Device::Cpu, 5);
+    parent.step = 30;
+    let weights = parent.save(&dir.path().join("parent")).unwrap();
+    let run = dir.path().join("run");
+    let args = ["loop", "--config", tiny, "--run", run.to_str().unwrap(), "--generations", "1", "--device", "cpu"];
+    let parent_models = dir.path().join("parent");
+    let from = [&args[..], &["--from", parent_models.to_str().unwrap()]].concat();
+    for _ in 0..2 {
+        let out = gipf(&from);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let first = run.join("models/step-00000000.safetensors");
+    let read = |path: &std::path::Path| std::fs::read(path).unwrap();
+    assert_eq!(read(&first), read(&weights), "the run starts from the parent's weights");
+    let meta = gipf::checkpoint::read_meta(&gipf::checkpoint::newest_checkpoint(&run.join("models")).unwrap().unwrap());
+    let lineage = meta.unwrap().lineage.unwrap();
+    assert_eq!(lineage.parent.unwrap().step, 30);
+    assert_eq!(lineage.inherited.steps, 30);
+    assert!(lineage.run.steps >= 10, "the second start went on from the first: {:?}", lineage.run);
+    let new_run = dir.path().join("new-run");
+    let mut from_reference = args.to_vec();
+    from_reference[4] = new_run.to_str().unwrap();
+    let reference = gipf(&[&from_reference[..], &["--from", "reference"]].concat());
+    let err = String::from_utf8_lossy(&reference.stderr);
+    assert!(!reference.status.success() && err.contains("give the config its network shape"), "{err}");
+}
+
 /// From a folder outside the checkout: the shipped configs are built in, and
 /// the export finds the Python environment in the cache.
 #[test]

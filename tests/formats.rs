@@ -63,6 +63,7 @@ fn checkpoint_descriptions_of_each_format_read() {
         ("checkpoint-format-1.json", 1, None),
         ("checkpoint-format-2.json", 2, Some(64)),
         ("checkpoint-format-3.json", 3, Some(64)),
+        ("checkpoint-format-4.json", 4, Some(64)),
     ] {
         std::fs::copy(fixture(name), dir.path().join("step-00000005.json")).unwrap();
         let meta = read_meta(&dir.path().join("step-00000005.safetensors")).unwrap();
@@ -70,9 +71,16 @@ fn checkpoint_descriptions_of_each_format_read() {
         assert_eq!(meta.variant().unwrap(), Variant::Standard, "{name}");
         assert_eq!(meta.network.channels, 8, "{name}");
     }
+    let lineage = read_meta(&dir.path().join("step-00000005.safetensors")).unwrap().lineage.unwrap();
+    assert_eq!((lineage.total().steps, lineage.parent.unwrap().file.as_str()), (141_606, "reference"));
+    // Hours that are negative (or absurd) are damage.
+    let text = std::fs::read_to_string(fixture("checkpoint-format-4.json")).unwrap();
+    std::fs::write(dir.path().join("step-00000005.json"), text.replace("\"hours\": 0.5", "\"hours\": -1.0")).unwrap();
+    let err = format!("{:#}", read_meta(&dir.path().join("step-00000005.safetensors")).unwrap_err());
+    assert!(err.contains("the description's lineage counts -1 hours"), "{err}");
     std::fs::write(dir.path().join("step-00000005.json"), r#"{"format": 9, "step": 5}"#).unwrap();
     let err = format!("{:#}", read_meta(&dir.path().join("step-00000005.safetensors")).unwrap_err());
-    assert!(err.contains("checkpoint format 9 (this program reads formats 1 to 3)"), "{err}");
+    assert!(err.contains("checkpoint format 9 (this program reads formats 1 to 4)"), "{err}");
 }
 
 mod bad_input {

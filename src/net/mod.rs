@@ -100,6 +100,17 @@ pub fn cpu_has_bf16() -> bool {
         .any(|l| l.split_whitespace().any(|flag| flag == "avx512_bf16" || flag == "amx_bf16"))
 }
 
+/// This machine in a few words, for a checkpoint's lineage: the CPU's model
+/// name, its cores, and whether it has bf16 units.
+pub fn machine_name() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model =
+        info.lines().find_map(|l| l.strip_prefix("model name")).map(|rest| rest.trim_start_matches([' ', '\t', ':']));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let bf16 = if cpu_has_bf16() { ", bf16 units" } else { "" };
+    format!("{} ({cores} cores{bf16})", model.unwrap_or(std::env::consts::ARCH).trim())
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }

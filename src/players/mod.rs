@@ -95,22 +95,12 @@ impl PlayerSpec {
                         (text, SearchOptions { budget: default_budget, keep_tree: None, batch: None, precision: None })
                     }
                 };
-                let weights = match crate::store::is_url(path) {
-                    true => crate::store::fetch_checkpoint(path).with_context(|| format!("player '{text}'"))?,
-                    false if path == crate::checkpoint::REFERENCE => crate::checkpoint::reference_checkpoint()?,
-                    // A models folder plays its best checkpoint, else its newest.
-                    false if Path::new(path).is_dir() => crate::model_source::ModelSource::Folder(path.into())
-                        .current()
-                        .with_context(|| format!("player '{text}'"))?
-                        .with_context(|| format!("player '{text}': no checkpoint in {path} yet"))?,
-                    false => PathBuf::from(path),
-                };
-                if !weights.is_file() {
-                    bail!(
-                        "player '{text}': no such weights file {} (players are random, greedy, uct:N, alphabeta:D, classic:D or a checkpoint)",
-                        weights.display()
-                    );
-                }
+                let weights = crate::model_source::weights_named(path).with_context(|| {
+                    format!(
+                        "player '{text}' (players are random, greedy, uct:N, alphabeta:D, classic:D, reference or a \
+                         checkpoint)"
+                    )
+                })?;
                 let mut spec = PlayerSpec::network(weights, options.budget, options.keep_tree);
                 if let PlayerSpec::Network { batch, precision, .. } = &mut spec {
                     *batch = options.batch;

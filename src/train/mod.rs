@@ -15,6 +15,7 @@
 
 pub mod data;
 mod driver;
+mod from;
 mod logs;
 pub mod run;
 mod run_dir;
@@ -22,18 +23,22 @@ pub mod step;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use tch::{Device, Kind, Tensor};
 
-use crate::checkpoint::{checkpoints_newest_first, read_meta, CheckpointMeta, Incompatible, CHECKPOINT_FORMAT};
+use crate::checkpoint::{
+    checkpoints_newest_first, read_meta, CheckpointMeta, Compute, Incompatible, Lineage, CHECKPOINT_FORMAT,
+};
 use crate::config::Config;
 use crate::durable::{publish, temporary_path, write_atomic};
 use crate::encoding::ENCODING_VERSION;
-use crate::net::Network;
+use crate::net::{machine_name, Network};
 use crate::weights::is_damaged;
 use data::{Batch, GamesRead, Window};
 pub use driver::{train_steps, Trained, Wait};
+pub use from::ParentModel;
 pub use logs::Logs;
 pub use run_dir::RunDir;
 use step::StepMeasures;
@@ -58,13 +63,23 @@ pub struct Trainer {
     /// last reported them (saved with each checkpoint).
     pub samples_read: u64,
     pub games_read: GamesRead,
+    /// Where the weights came from and the compute behind them; its `run`
+    /// is brought up to date by each save.
+    pub lineage: Lineage,
+    /// When this process took the trainer over: the run's hours are those
+    /// of its checkpoint, plus the time since.
+    resumed_at: Instant,
     pub config: Config,
 }
 
 impl Trainer {
     /// A fresh network (weights drawn from `seed`).
     pub fn new(config: &Config, device: Device, seed: i64) -> Trainer {
-        let network = Network::new(&config.network, device, seed);
+        Trainer::with_network(config, Network::new(&config.network, device, seed))
+    }
+
+    /// A trainer at step 0 of `network`, with no momentum yet.
+    fn with_network(config: &Config, network: Network) -> Trainer {
         let momentum = trainable(&network).into_iter().map(|(name, var)| (name, var.zeros_like())).collect();
         let average = (config.train.average_half_life > 0).then(|| copy_weights(&network));
         Trainer {
@@ -76,6 +91,8 @@ impl Trainer {
             samples_drawn: 0,
             samples_read: 0,
             games_read: GamesRead::default(),
+            lineage: Lineage { machine: machine_name(), ..Lineage::default() },
+            resumed_at: Instant::now(),
             config: config.clone(),
         }
     }
@@ -125,16 +142,7 @@ impl Trainer {
     /// Loads a checkpoint from its weights file (the `.json` and `.optim` beside it too).
     pub fn load(config: &Config, weights: &Path, device: Device) -> Result<Trainer> {
         let meta = read_meta(weights)?;
-        let meta_path = weights.with_extension("json");
-        if meta.network != config.network {
-            let why = format!(
-                "{}: network {:?} differs from the config's {:?}",
-                meta_path.display(),
-                meta.network,
-                config.network
-            );
-            return Err(Incompatible(why).into());
-        }
+        check_shape(&meta, config, weights)?;
         let network = Network::load(weights, &config.network, device)?;
         // The published weights, before the trained ones replace them.
         let average = (config.train.average_half_life > 0).then(|| copy_weights(&network));
@@ -162,6 +170,8 @@ impl Trainer {
                 newest_by_worker: meta.games_newest_by_worker,
                 recent: meta.games_recent,
             },
+            lineage: resumed_lineage(meta.lineage),
+            resumed_at: Instant::now(),
             config: config.clone(),
         })
     }
@@ -212,6 +222,7 @@ impl Trainer {
             games_cursor: self.games_read.cursor.clone(),
             games_newest_by_worker: self.games_read.newest_by_worker.clone(),
             games_recent: self.games_read.recent.clone(),
+            lineage: Some(self.lineage_now()),
             config: serde_json::to_value(&self.config)?,
         };
         let description = models.join(format!("{stem}.json"));
@@ -246,6 +257,14 @@ impl Trainer {
             }
         }
         written.map(|()| weights)
+    }
+
+    /// The lineage with this run's compute up to now.
+    pub fn lineage_now(&self) -> Lineage {
+        let hours = self.lineage.run.hours + self.resumed_at.elapsed().as_secs_f64() / 3600.0;
+        let run =
+            Compute { hours, steps: self.step, samples_drawn: self.samples_drawn, samples_read: self.samples_read };
+        Lineage { run, ..self.lineage.clone() }
     }
 
     pub fn learning_rate(&self) -> f64 {
@@ -360,6 +379,35 @@ impl Trainer {
         self.samples_drawn -= interval.skipped_samples;
         interval
     }
+}
+
+/// A checkpoint's network shape against the config's: another shape is
+/// [`Incompatible`].
+fn check_shape(meta: &CheckpointMeta, config: &Config, weights: &Path) -> Result<()> {
+    if meta.network == config.network {
+        return Ok(());
+    }
+    let why = format!(
+        "{}: network {:?} differs from the config's {:?}",
+        weights.with_extension("json").display(),
+        meta.network,
+        config.network
+    );
+    Err(Incompatible(why).into())
+}
+
+/// The lineage a resumed run goes on with: its checkpoint's, on this
+/// machine too; a checkpoint from before lineages is a run from zero whose
+/// hours are unknown.
+fn resumed_lineage(lineage: Option<Lineage>) -> Lineage {
+    let mut lineage = lineage.unwrap_or_default();
+    let here = machine_name();
+    if lineage.machine.is_empty() {
+        lineage.machine = here;
+    } else if !lineage.machine.split(" + ").any(|m| m == here) {
+        lineage.machine = format!("{} + {here}", lineage.machine);
+    }
+    lineage
 }
 
 /// A training step whose loss was not finite, taken no further.

@@ -13,7 +13,7 @@ use rand::SeedableRng;
 use tch::Device;
 
 use super::data::GamesSource;
-use super::{train_steps, Logs, RunDir, Trainer, Wait};
+use super::{train_steps, Logs, ParentModel, RunDir, Trainer, Wait};
 use crate::arena;
 use crate::checkpoint::{newest_checkpoint, prune, read_meta};
 use crate::config::Config;
@@ -36,7 +36,16 @@ fn bar(len: Option<u64>) -> ProgressBar {
     bar
 }
 
-fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Trainer, Logs, Publisher)> {
+/// How a trainer starts: its device, its seed, and for a new run the model
+/// it continues from (`--from`).
+#[derive(Clone, Debug)]
+pub struct Start {
+    pub device: Device,
+    pub seed: u64,
+    pub from: Option<ParentModel>,
+}
+
+fn start(config: &Config, run: &RunDir, how: &Start) -> Result<(Trainer, Logs, Publisher)> {
     crate::config::warn_if_past_the_cores("the trainer (train.torch_threads)", config.train.torch_threads as usize);
     for dir in [run.games(), run.models(), run.logs()] {
         std::fs::create_dir_all(&dir)?;
@@ -55,7 +64,7 @@ fn start(config: &Config, run: &RunDir, device: Device, seed: u64) -> Result<(Tr
             }
         }
     }
-    let trainer = Trainer::resume_or_new(config, &run.models(), device, seed as i64)?;
+    let trainer = Trainer::resume_or_from(config, &run.models(), how.from.as_ref(), how.device, how.seed as i64)?;
     if trainer.step == 0 {
         // The first checkpoint is the untrained network, so that self-play and
         // the arena have a fixed starting point.
@@ -151,9 +160,9 @@ const POLL: Duration = Duration::from_secs(2);
 /// and whenever it starts waiting, until `total_steps` (or forever). It
 /// waits, with a log line, while the window is short of `min_samples` or
 /// training has drawn `max_reuse` samples per sample read.
-pub fn trainer(config: &Config, run: &RunDir, device: Device, seed: u64, total_steps: Option<u64>) -> Result<()> {
-    let started = start(config, run, device, seed)?;
-    train_beside_self_play(config, run, started, seed, total_steps, &mut || Ok(()))
+pub fn trainer(config: &Config, run: &RunDir, how: &Start, total_steps: Option<u64>) -> Result<()> {
+    let started = start(config, run, how)?;
+    train_beside_self_play(config, run, started, how.seed, total_steps, &mut || Ok(()))
 }
 
 /// The body of [`trainer`], from a started trainer; `check` is called before
@@ -237,18 +246,13 @@ fn games_destination(run: &RunDir, outbox: &str) -> Result<(PathBuf, Option<Arc<
 /// (or forever). Stopping it at any point loses at most the game or the
 /// training chunk in flight; started again, it resumes from the newest
 /// checkpoint and the games on disk.
-pub fn self_play_loop(
-    config: &Config,
-    run: &RunDir,
-    device: Device,
-    seed: u64,
-    generations: Option<u64>,
-) -> Result<()> {
+pub fn self_play_loop(config: &Config, run: &RunDir, how: &Start, generations: Option<u64>) -> Result<()> {
     // Validated: generations in turn have their games, workers none.
     let Some(games_per_generation) = config.main_loop.games_per_generation else {
-        return loop_with_workers(config, run, device, seed, generations);
+        return loop_with_workers(config, run, how, generations);
     };
-    let (mut trainer, mut logs, mut publisher) = start(config, run, device, seed)?;
+    let (device, seed) = (how.device, how.seed);
+    let (mut trainer, mut logs, mut publisher) = start(config, run, how)?;
     let worker = crate::shards::new_worker_id();
     let (out, upload) = games_destination(run, "outbox")?;
     let mut feed = run.feed();
@@ -342,8 +346,9 @@ fn gate_checkpoint(
 /// Stopped by a signal ([`crate::stop`]), it writes the finished games and
 /// saves its steps; killed, it loses the games not yet written (see
 /// `selfplay.shard_games`) and the steps since the last checkpoint.
-fn loop_with_workers(config: &Config, run: &RunDir, device: Device, seed: u64, generations: Option<u64>) -> Result<()> {
-    let started = start(config, run, device, seed)?;
+fn loop_with_workers(config: &Config, run: &RunDir, how: &Start, generations: Option<u64>) -> Result<()> {
+    let (device, seed) = (how.device, how.seed);
+    let started = start(config, run, how)?;
     let total_steps = generations.map(|n| started.0.step + n * config.train.steps_per_generation);
     let stop = Arc::new(AtomicBool::new(false));
     let name = crate::shards::new_worker_id();

@@ -8,7 +8,7 @@ use clap::Parser;
 use gipf::config::Config;
 use gipf::net::parse_device;
 use gipf::train::data::Window;
-use gipf::train::{run, window_size, DeviceBatch, RunDir, StepSums, Trainer, READ_EVERY};
+use gipf::train::{run, window_size, DeviceBatch, ParentModel, RunDir, StepSums, Trainer, READ_EVERY};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
@@ -37,6 +37,10 @@ struct Args {
     /// one-second slices).
     #[arg(long, value_name = "SECONDS")]
     bench: Option<f64>,
+    /// Start a new run from this model (a checkpoint's weights file, a models folder or `reference`):
+    /// as `gipf loop --from`.
+    #[arg(long, value_name = "MODEL")]
+    from: Option<String>,
 }
 
 fn main() {
@@ -56,7 +60,10 @@ fn run_args(args: Args) -> Result<()> {
         None => {
             // Training stops cleanly on SIGINT and SIGTERM; the bench ends at once.
             gipf::stop::install()?;
-            run::trainer(&config, &run_dir, device, args.seed, (args.steps > 0).then_some(args.steps))
+            let from =
+                args.from.as_deref().map(|name| ParentModel::named(name).with_context(|| format!("--from {name}")));
+            let how = run::Start { device, seed: args.seed, from: from.transpose()? };
+            run::trainer(&config, &run_dir, &how, (args.steps > 0).then_some(args.steps))
         }
         Some(seconds) => bench(&config, &run_dir, device, seconds),
     }

@@ -4,5 +4,6 @@
 #[path = "../../tests/common/s3.rs"]
 mod s3_server;
 
+mod lineage;
 mod s3;
 mod train;

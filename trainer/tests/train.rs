@@ -14,7 +14,7 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use tch::Device;
 
-fn tiny() -> Config {
+pub fn tiny() -> Config {
     Config::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny.toml")).unwrap()
 }
 
@@ -26,13 +26,13 @@ fn play(out: &Path, n: u64, seed: u64, worker: &str) {
 }
 
 /// Plays `n` tiny self-play games into a new folder.
-fn games(n: u64) -> tempfile::TempDir {
+pub fn games(n: u64) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     play(dir.path(), n, 9, "test");
     dir
 }
 
-fn window(dir: &Path) -> Window {
+pub fn window(dir: &Path) -> Window {
     let mut window = Window::default();
     window.load_new(dir, |_| 100_000).unwrap();
     window

@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use gipf::config::Config;
 use gipf::net::parse_device;
-use gipf::train::{run, RunDir};
+use gipf::train::{run, ParentModel, RunDir};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -24,6 +24,11 @@ pub struct Args {
     device: String,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Start a new run from this model: a checkpoint's weights file, a models folder (its newest
+    /// checkpoint, or its best where it gates) or `reference`. Its weights, and its optimizer state where
+    /// its files hold one; the run's checkpoints name it as their parent. A run already started resumes.
+    #[arg(long, value_name = "MODEL")]
+    from: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -32,5 +37,7 @@ pub fn run(args: Args) -> Result<()> {
     let config = Config::load(&args.config)?;
     let device = parse_device(&args.device)?;
     let generations = (args.generations > 0).then_some(args.generations);
-    run::self_play_loop(&config, &RunDir::open(&args.run)?, device, args.seed, generations)
+    let from = args.from.as_deref().map(|name| ParentModel::named(name).with_context(|| format!("--from {name}")));
+    let how = run::Start { device, seed: args.seed, from: from.transpose()? };
+    run::self_play_loop(&config, &RunDir::open(&args.run)?, &how, generations)
 }

@@ -1,0 +1,120 @@
+//! Continuing from a model (`gipf loop --from`): a new run starts from a
+//! checkpoint's weights, and its optimizer state where its files hold one;
+//! its checkpoints name that model as their parent and carry its compute
+//! forward ([`Lineage`]). The run's own counters (steps, samples, games
+//! read) start at zero, as its games folder does.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, ensure, Context, Result};
+use tch::Device;
+
+use super::{check_shape, Trainer};
+use crate::checkpoint::{checkpoints_newest_first, read_meta, CheckpointMeta, Compute, Lineage, Parent};
+use crate::config::Config;
+use crate::net::{machine_name, Network};
+use crate::train::data::GamesRead;
+
+/// The model a new run continues from: as the user named it, and its
+/// weights file.
+#[derive(Clone, Debug)]
+pub struct ParentModel {
+    pub name: String,
+    pub weights: PathBuf,
+}
+
+impl ParentModel {
+    /// The model named `name`: `reference`, a checkpoint's weights file, or
+    /// a models folder (its best checkpoint, else its newest).
+    pub fn named(name: &str) -> Result<ParentModel> {
+        Ok(ParentModel { name: name.to_string(), weights: crate::model_source::weights_named(name)? })
+    }
+}
+
+impl Trainer {
+    /// A trainer for a new run that continues from `parent`.
+    pub fn from_parent(config: &Config, parent: &ParentModel, device: Device) -> Result<Trainer> {
+        let weights = &parent.weights;
+        let meta = read_meta(weights)?;
+        let variant = meta.variant()?;
+        ensure!(
+            variant == config.game.variant,
+            "{}: it plays the {variant} variant and the config the {}",
+            weights.display(),
+            config.game.variant
+        );
+        check_shape(&meta, config, weights).context("to continue from it, give the config its network shape")?;
+        let mut trainer = match weights.with_extension("optim").is_file() {
+            true => Trainer::load(config, weights, device)?,
+            false => Trainer::with_network(config, Network::load(weights, &config.network, device)?),
+        };
+        let bytes = std::fs::read(weights).with_context(|| format!("cannot read {}", weights.display()))?;
+        trainer.step = 0;
+        trainer.samples_drawn = 0;
+        trainer.samples_read = 0;
+        trainer.games_read = GamesRead::default();
+        trainer.resumed_at = Instant::now();
+        trainer.lineage = Lineage {
+            parent: Some(Parent {
+                file: parent.name.clone(),
+                step: meta.step,
+                sha256: crate::durable::sha256_hex(&bytes),
+            }),
+            inherited: compute_behind(&meta),
+            run: Compute::default(),
+            machine: machine_name(),
+        };
+        Ok(trainer)
+    }
+
+    /// Resumes the run in `models`; a run with no checkpoint yet starts from
+    /// `from`, or from zero without it. A run that holds checkpoints of
+    /// another lineage than `from` is refused: `--from` starts a new run.
+    pub fn resume_or_from(
+        config: &Config,
+        models: &Path,
+        from: Option<&ParentModel>,
+        device: Device,
+        seed: i64,
+    ) -> Result<Trainer> {
+        let Some(from) = from else { return Trainer::resume_or_new(config, models, device, seed) };
+        if !models.is_dir() || checkpoints_newest_first(models)?.is_empty() {
+            let trainer = Trainer::from_parent(config, from, device)?;
+            let parent = trainer.lineage.parent.as_ref().expect("a parent");
+            tracing::info!(parent = %from.name, step = parent.step, "a new run continuing from a model");
+            return Ok(trainer);
+        }
+        let trainer = Trainer::resume_or_new(config, models, device, seed)?;
+        let bytes = std::fs::read(&from.weights).with_context(|| format!("cannot read {}", from.weights.display()))?;
+        let sha256 = crate::durable::sha256_hex(&bytes);
+        match &trainer.lineage.parent {
+            Some(parent) if parent.sha256 == sha256 => Ok(trainer),
+            other => {
+                let holds = other.as_ref().map_or("a run from zero".to_string(), |p| {
+                    format!("a run continued from {} (step {})", p.file, p.step)
+                });
+                bail!(
+                    "{} holds {holds}, not one from {}: --from starts a new run (name a new --run folder, or leave \
+                     --from out to resume this one)",
+                    models.display(),
+                    from.name
+                )
+            }
+        }
+    }
+}
+
+/// All the compute behind a checkpoint; for one written before lineages,
+/// its own run's counters, its hours unknown (0).
+fn compute_behind(meta: &CheckpointMeta) -> Compute {
+    match &meta.lineage {
+        Some(lineage) => lineage.total(),
+        None => Compute {
+            hours: 0.0,
+            steps: meta.step,
+            samples_drawn: meta.samples_drawn,
+            samples_read: meta.samples_read.unwrap_or(0),
+        },
+    }
+}
