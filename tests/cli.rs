@@ -241,6 +241,20 @@ fn logged(log: &str, message: &str, key: &str) -> Vec<u64> {
 /// success.
 #[test]
 fn sigterm_writes_the_finished_games_and_the_trainers_steps() {
+    stop_the_loop(&["-TERM"]);
+}
+
+/// coreutils `timeout` signals the loop and then its process group: two
+/// signals within a moment are one stop, not a second signal that ends the
+/// process at once.
+#[test]
+fn two_signals_at_once_are_one_clean_stop() {
+    stop_the_loop(&["-TERM", "-INT"]);
+}
+
+/// Runs the loop with workers for a while, sends it `signals` 0.2 s apart,
+/// and checks that it stopped cleanly.
+fn stop_the_loop(signals: &[&str]) {
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
     let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")).unwrap();
@@ -259,8 +273,11 @@ fn sigterm_writes_the_finished_games_and_the_trainers_steps() {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_secs(10));
-    let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
-    assert!(kill.success());
+    for signal in signals {
+        let kill = Command::new("kill").args([*signal, &child.id().to_string()]).status().unwrap();
+        assert!(kill.success());
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let start = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
