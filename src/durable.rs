@@ -25,14 +25,20 @@ fn folder_of(path: &Path) -> &Path {
 /// Writes `bytes` to `path` atomically and durably.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = temporary_path(path)?;
-    let written = std::fs::File::create(&tmp)
+    write_file(&tmp, bytes)?;
+    publish(&tmp, path)
+}
+
+/// Writes `bytes` to the new file `tmp` (a [`temporary_path`]) and syncs
+/// it; on failure nothing is left at `tmp`.
+pub fn write_file(tmp: &Path, bytes: &[u8]) -> Result<()> {
+    let written = std::fs::File::create(tmp)
         .and_then(|mut file| file.write_all(bytes).and_then(|_| file.sync_all()))
         .with_context(|| format!("cannot write {}", tmp.display()));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
+    if written.is_err() {
+        let _ = std::fs::remove_file(tmp);
     }
-    publish(&tmp, path)
+    written
 }
 
 /// An error naming `dir` unless a file can be created in it (a read-only

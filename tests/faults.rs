@@ -181,3 +181,52 @@ fn a_read_only_run_folder_is_a_clear_error() {
     assert_eq!(before, after, "nothing changed");
     println!("read-only folder: {last}");
 }
+
+/// A run whose trainer has not trained yet (only its step-0 checkpoint)
+/// restarted on a full disk: the start fails with a clear error, but the
+/// checkpoint that was there stays, and once space is freed the run starts
+/// again. Runs in a mount namespace of its own (`unshare`), on an 8 MB tmpfs
+/// filled before the start.
+#[test]
+fn a_full_disk_at_restart_leaves_the_checkpoint_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path());
+    let tiny = gipf::config::Config::load(&config).unwrap();
+    let run = dir.path().join("run");
+    gipf::train::Trainer::new(&tiny, tch::Device::Cpu, 1).save(&run.join("models")).unwrap();
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let gipf_loop = |log: &str| {
+        format!(
+            "s=0; {} loop --config {} --run {}/run --device cpu --generations 1 2>{}/{log} || s=$?; echo $s >{}/{log}.status",
+            env!("CARGO_BIN_EXE_gipf"),
+            config.display(),
+            small.display(),
+            dir.path().display(),
+            dir.path().display()
+        )
+    };
+    let script = format!(
+        "set -e; mount -t tmpfs -o size=8m tmpfs {small}; cp -a {run} {small}/run; \
+         dd if=/dev/zero of={small}/fill bs=4k 2>/dev/null || true; {full}; rm {small}/fill; {freed}; \
+         ls -a {small}/run/models >{out}/models-after",
+        small = small.display(),
+        run = run.display(),
+        out = dir.path().display(),
+        full = gipf_loop("full.log"),
+        freed = gipf_loop("freed.log"),
+    );
+    let status = Command::new("unshare").args(["-r", "-m", "sh", "-c", &script]).status().unwrap();
+    assert!(status.success(), "unshare -r -m (a mount namespace) failed: {status:?}");
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    let full = read("full.log");
+    assert_ne!(read("full.log.status").trim(), "0", "{full}");
+    assert!(
+        full.contains("No space left on device") && !full.contains("panicked"),
+        "{}: {full}",
+        read("full.log.status")
+    );
+    let freed = read("freed.log");
+    assert_eq!(read("freed.log.status").trim(), "0", "the run starts again once space is freed: {freed}");
+    assert!(read("models-after").contains("step-00000000.json"), "{}", read("models-after"));
+}

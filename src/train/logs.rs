@@ -25,14 +25,24 @@ impl Logs {
     pub fn new(dir: &Path) -> Result<Logs> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create logs folder {}", dir.display()))?;
         crate::durable::check_writable(dir)?;
-        Ok(Logs { writer: Some(SummaryWriter::new(dir)), dir: dir.to_path_buf(), skipped_games: 0, skipped_batches: 0 })
+        quiet_writer_panics();
+        let mut logs = Logs { writer: None, dir: dir.to_path_buf(), skipped_games: 0, skipped_batches: 0 };
+        match std::panic::catch_unwind(|| SummaryWriter::new(dir)) {
+            Ok(writer) => logs.writer = Some(writer),
+            Err(_) => logs.stopped(),
+        }
+        Ok(logs)
+    }
+
+    fn stopped(&self) {
+        tracing::warn!("TensorBoard logs in {} stopped: their writer failed (a full disk?)", self.dir.display());
     }
 
     /// Runs `f` on the TensorBoard writer unless it has failed.
     fn guarded(&mut self, f: impl FnOnce(&mut SummaryWriter)) {
         let Some(writer) = self.writer.as_mut() else { return };
         if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(writer))).is_err() {
-            tracing::warn!("TensorBoard logs in {} stopped: their writer failed (a full disk?)", self.dir.display());
+            self.stopped();
             // Its drop would panic again.
             std::mem::forget(self.writer.take());
         }
@@ -112,4 +122,30 @@ impl Logs {
     pub fn flush(&mut self) {
         self.guarded(|writer| writer.flush());
     }
+}
+
+impl Drop for Logs {
+    /// The writer's drop panics when its thread has failed.
+    fn drop(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(writer))).is_err() {
+                self.stopped();
+            }
+        }
+    }
+}
+
+/// The TensorBoard writer's panics (on its own thread too) are reported by
+/// [`Logs`] as one warning; every other panic is printed as before.
+fn quiet_writer_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            match info.location().is_some_and(|at| at.file().contains("tensorboard-rs")) {
+                true => tracing::debug!("the TensorBoard writer: {info}"),
+                false => previous(info),
+            }
+        }));
+    });
 }

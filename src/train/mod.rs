@@ -32,7 +32,7 @@ use crate::checkpoint::{
     checkpoints_newest_first, read_meta, CheckpointMeta, Compute, Incompatible, Lineage, CHECKPOINT_FORMAT,
 };
 use crate::config::Config;
-use crate::durable::{publish, temporary_path, write_atomic};
+use crate::durable::{publish, temporary_path, write_file};
 use crate::encoding::ENCODING_VERSION;
 use crate::net::{machine_name, Network};
 use crate::weights::is_damaged;
@@ -228,9 +228,13 @@ impl Trainer {
         let description = models.join(format!("{stem}.json"));
         let optim = models.join(format!("{stem}.optim"));
         let weights = models.join(format!("{stem}.safetensors"));
-        let (optim_tmp, weights_tmp) = (temporary_path(&optim)?, temporary_path(&weights)?);
+        let (description_tmp, optim_tmp, weights_tmp) =
+            (temporary_path(&description)?, temporary_path(&optim)?, temporary_path(&weights)?);
+        // Every part written under a temporary name first: a failure (a full
+        // disk, say) leaves the files that were there, a checkpoint of the
+        // same step included, and no part of this one.
         let written = (|| {
-            write_atomic(&description, serde_json::to_string_pretty(&meta)?.as_bytes())?;
+            write_file(&description_tmp, serde_json::to_string_pretty(&meta)?.as_bytes())?;
             let mut state: Vec<(String, Tensor)> =
                 self.momentum.iter().map(|(n, t)| (n.clone(), t.shallow_clone())).collect();
             if self.average.is_some() {
@@ -238,8 +242,6 @@ impl Trainer {
             }
             Tensor::write_safetensors(&state, &optim_tmp)
                 .with_context(|| format!("cannot write {}", optim_tmp.display()))?;
-            publish(&optim_tmp, &optim)?;
-            // Weights last: their appearance marks a complete checkpoint.
             match &self.average {
                 Some(average) => {
                     let named: Vec<(&str, &Tensor)> = average.iter().map(|(n, t)| (n.as_str(), t)).collect();
@@ -248,11 +250,13 @@ impl Trainer {
                 }
                 None => self.network.save(&weights_tmp)?,
             }
+            publish(&description_tmp, &description)?;
+            publish(&optim_tmp, &optim)?;
+            // Weights last: their appearance marks a complete checkpoint.
             publish(&weights_tmp, &weights)
         })();
         if written.is_err() {
-            // No part of an unfinished checkpoint is left (a full disk, say).
-            for path in [&optim_tmp, &weights_tmp, &optim, &description] {
+            for path in [&description_tmp, &optim_tmp, &weights_tmp] {
                 let _ = std::fs::remove_file(path);
             }
         }

@@ -65,8 +65,8 @@ fn start(config: &Config, run: &RunDir, how: &Start) -> Result<(Trainer, Logs, P
         }
     }
     let trainer = Trainer::resume_or_from(config, &run.models(), how.from.as_ref(), how.device, how.seed as i64)?;
-    if trainer.step == 0 {
-        // The first checkpoint is the untrained network, so that self-play and
+    if newest_checkpoint(&run.models())?.is_none() {
+        // The first checkpoint is the starting network, so that self-play and
         // the arena have a fixed starting point.
         save(&trainer, run, &mut publisher)?;
     }
