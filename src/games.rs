@@ -140,6 +140,16 @@ impl GameFile {
         if result != self.result {
             bail!("the result says {:?} but the actions end in {:?}", self.result, result);
         }
+        // At most one sample a decision: a game's memory is bounded by its actions.
+        anyhow::ensure!(
+            self.samples.len() <= self.actions.len(),
+            "{} samples for {} actions (at most one a ply)",
+            self.samples.len(),
+            self.actions.len()
+        );
+        for pair in self.samples.windows(2) {
+            anyhow::ensure!(pair[0].ply < pair[1].ply, "a sample at ply {} twice, or out of order", pair[1].ply);
+        }
         for sample in &self.samples {
             if sample.ply >= self.actions.len() {
                 bail!("a sample at ply {} is past the game's {} actions", sample.ply, self.actions.len());

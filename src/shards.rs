@@ -139,6 +139,10 @@ pub fn parse(bytes: &[u8]) -> Result<FileGames> {
     let text = String::from_utf8(text).context("not UTF-8 text")?;
     let mut out = FileGames::default();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        if line.len() > MAX_GAME_LINE_BYTES {
+            out.bad.push(format!("line {}: longer than {MAX_GAME_LINE_BYTES} bytes, more than a game holds", i + 1));
+            continue;
+        }
         match GameFile::parse(line) {
             Ok(game) => out.games.push(game),
             Err(e) => out.bad.push(format!("line {}: {e:#}", i + 1)),
@@ -152,6 +156,11 @@ pub fn parse(bytes: &[u8]) -> Result<FileGames> {
 /// 256-game shards stay under 100 MB), and a bound on what a small hostile
 /// shard can make this process allocate.
 pub const MAX_SHARD_BYTES: u64 = 1 << 30;
+
+/// The longest line a game may take: far above a real game (600 actions,
+/// each sample's policy over at most about 100 actions, take under 1 MB),
+/// and a bound on what one line can make the parser allocate.
+pub const MAX_GAME_LINE_BYTES: usize = 16 << 20;
 
 /// `bytes` decompressed, refused past `limit` bytes.
 fn decompress(bytes: &[u8], limit: u64) -> Result<Vec<u8>> {

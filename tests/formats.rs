@@ -83,6 +83,34 @@ fn checkpoint_descriptions_of_each_format_read() {
     assert!(err.contains("checkpoint format 9 (this program reads formats 1 to 4)"), "{err}");
 }
 
+/// A game's samples are bounded by what a real game holds: more samples
+/// than actions, a ply twice, or a line longer than any real game's is
+/// refused with the line's number, so that a small shard cannot parse into
+/// gigabytes (one action, a million samples at ply 0, took 4 to 10 GB).
+#[test]
+fn games_with_more_samples_than_a_game_holds_are_refused() {
+    let text =
+        String::from_utf8(zstd::decode_all(&std::fs::read(fixture("shard-format-2.jsonl.zst")).unwrap()[..]).unwrap())
+            .unwrap();
+    let good = text.lines().next().unwrap();
+    let mut game: serde_json::Value = serde_json::from_str(good).unwrap();
+    let actions = game["actions"].as_array().unwrap().len();
+    let first = game["samples"][0].clone();
+    let first_ply = first["ply"].as_u64().unwrap();
+    let mut twice = game.clone();
+    twice["samples"].as_array_mut().unwrap().insert(1, first.clone());
+    let mut many = game.clone();
+    many["samples"] = serde_json::Value::Array(vec![first; actions + 1]);
+    game["padding"] = serde_json::Value::String(" ".repeat(shards::MAX_GAME_LINE_BYTES));
+    let lines = [good.to_string(), twice.to_string(), many.to_string(), game.to_string()].join("\n");
+    let read = shards::parse(&zstd::encode_all(lines.as_bytes(), 1).unwrap()).unwrap();
+    assert_eq!(read.games.len(), 1, "{:?}", read.bad);
+    let twice = format!("ply {} twice", first_ply);
+    assert!(read.bad[0].starts_with("line 2:") && read.bad[0].contains(&twice), "{}", read.bad[0]);
+    assert!(read.bad[1].starts_with("line 3:") && read.bad[1].contains("samples for"), "{}", read.bad[1]);
+    assert!(read.bad[2].starts_with("line 4:") && read.bad[2].contains("longer than"), "{}", read.bad[2]);
+}
+
 mod bad_input {
     use super::*;
     use proptest::prelude::*;
