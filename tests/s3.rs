@@ -371,3 +371,31 @@ fn a_publisher_with_a_stale_view_cannot_overwrite_a_newer_latest_json() {
     assert_eq!(models.latest("").unwrap().unwrap().step, 10, "the newer latest.json stays");
     models.publish_checkpoint("", &six, 6, newer.as_deref()).unwrap();
 }
+
+/// A conditional write of `latest.json` that landed but whose reply was
+/// lost (a 503 from a proxy, a timeout) is tried again and meets its own
+/// write: 412. That publish succeeded: `latest.json` names this step and
+/// these files' sha256, so the trainer goes on (it stopped as "another
+/// trainer published"), first publish and later ones alike; a different
+/// checkpoint there is still refused.
+#[test]
+fn a_publish_whose_reply_was_lost_is_recognised_as_done() {
+    let server = S3Server::start();
+    let models = server.store(&format!("s3://{BUCKET}/runs/lost-reply/models"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = gipf::config::Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")));
+    let mut trainer = gipf::train::Trainer::new(&config.unwrap(), tch::Device::Cpu, 1);
+    let mut save = |step: u64| {
+        trainer.step = step;
+        trainer.save(dir.path()).unwrap()
+    };
+    let (five, ten) = (save(5), save(10));
+    let first = models.publish_checkpoint("", &five, 5, None).unwrap();
+    let again = models.publish_checkpoint("", &five, 5, None).unwrap();
+    assert_eq!(again, first, "the first publish, tried again after a lost reply");
+    let second = models.publish_checkpoint("", &ten, 10, first.as_deref()).unwrap();
+    let again = models.publish_checkpoint("", &ten, 10, first.as_deref()).unwrap();
+    assert_eq!(again, second, "a later publish, tried again after a lost reply");
+    let err = models.publish_checkpoint("", &five, 5, first.as_deref()).unwrap_err();
+    assert!(err.is::<gipf::store::Superseded>(), "{err:#}");
+}

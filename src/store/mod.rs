@@ -366,7 +366,18 @@ impl Store {
         }
         let weights = weights.file_name().context("a weights file has a name")?.to_string_lossy().into_owned();
         let latest = Latest { step, weights, sha256 };
-        self.put_if(&join(folder, LATEST_FILE), serde_json::to_vec_pretty(&latest)?, version)
+        let name = join(folder, LATEST_FILE);
+        match self.put_if(&name, serde_json::to_vec_pretty(&latest)?, version) {
+            // A write of ours that landed, its reply lost and the request
+            // tried again, meets itself: what is there now tells.
+            Err(e) if e.is::<Superseded>() => match self.get_versioned(&name)? {
+                Some((bytes, now)) if serde_json::from_slice::<Latest>(&bytes).is_ok_and(|there| there == latest) => {
+                    Ok(now)
+                }
+                _ => Err(e),
+            },
+            other => other,
+        }
     }
 
     /// Applies the retention policy ([`Retention`]) to
