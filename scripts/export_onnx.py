@@ -1,7 +1,9 @@
 """Converts an exported TorchScript model (gipf export) to ONNX and checks
 that onnxruntime, where installed, computes the same outputs.
 
-usage: export_onnx.py MODEL.pt OUT.onnx
+usage: export_onnx.py MODEL.pt OUT.onnx [SHOWN]
+
+SHOWN: the path to name in messages (where OUT.onnx will be moved).
 """
 
 import os
@@ -12,10 +14,11 @@ import torch
 
 
 def main() -> int:
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     source, target = sys.argv[1], sys.argv[2]
+    shown = sys.argv[3] if len(sys.argv) == 4 else target
     module = torch.jit.load(source, map_location="cpu").eval()
     example = torch.zeros(2, 19, 7, 7)
     partial = target + ".tmp"
@@ -35,7 +38,7 @@ def main() -> int:
     try:
         import onnxruntime
     except ImportError:
-        print(f"wrote {target} (onnxruntime not installed: not checked)")
+        print(f"wrote {shown} (onnxruntime not installed: not checked)")
         return 0
     torch.manual_seed(0)
     planes = torch.rand(5, 19, 7, 7)
@@ -44,9 +47,9 @@ def main() -> int:
     got = session.run(None, {"planes": planes.numpy()})[0]
     error = float(abs(got - expected).max())
     if error > 1e-4:
-        print(f"{target}: onnxruntime differs from TorchScript by {error}", file=sys.stderr)
+        print(f"{shown}: onnxruntime differs from TorchScript by {error}", file=sys.stderr)
         return 1
-    print(f"wrote {target} (onnxruntime matches TorchScript within {error:.1e})")
+    print(f"wrote {shown} (onnxruntime matches TorchScript within {error:.1e})")
     return 0
 
 

@@ -10,12 +10,14 @@ use sha2::{Digest, Sha256};
 
 const TEMPORARY_PREFIX: &str = ".tmp-";
 
-/// The temporary name beside `path` that [`write_atomic`] writes first:
-/// hidden (readers skip names starting with a dot), unique per process, and
-/// ending like `path` (some writers choose the format by the extension).
+/// A temporary name beside `path`, which [`write_atomic`] writes first:
+/// hidden (readers skip names starting with a dot), random (nobody can plant
+/// a link under it beforehand), and ending like `path` (some writers choose
+/// the format by the extension).
 pub fn temporary_path(path: &Path) -> Result<PathBuf> {
     let name = path.file_name().context("a file path needs a file name")?.to_string_lossy();
-    Ok(folder_of(path).join(format!("{TEMPORARY_PREFIX}{}-{name}", std::process::id())))
+    let unique = rand::random::<u64>();
+    Ok(folder_of(path).join(format!("{TEMPORARY_PREFIX}{}-{unique:016x}-{name}", std::process::id())))
 }
 
 fn folder_of(path: &Path) -> &Path {
@@ -30,11 +32,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Writes `bytes` to the new file `tmp` (a [`temporary_path`]) and syncs
-/// it; on failure nothing is left at `tmp`.
+/// it; a file or link already there is an error, and on failure nothing is
+/// left at `tmp`.
 pub fn write_file(tmp: &Path, bytes: &[u8]) -> Result<()> {
-    let written = std::fs::File::create(tmp)
-        .and_then(|mut file| file.write_all(bytes).and_then(|_| file.sync_all()))
-        .with_context(|| format!("cannot write {}", tmp.display()));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(tmp)
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    let written =
+        file.write_all(bytes).and_then(|_| file.sync_all()).with_context(|| format!("cannot write {}", tmp.display()));
     if written.is_err() {
         let _ = std::fs::remove_file(tmp);
     }
@@ -104,6 +111,12 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         let err = format!("{:#}", write_atomic(&dir.path().join("no/such/b.json"), b"x").unwrap_err());
         assert!(err.contains("cannot write"), "{err}");
+        // A link (or any file) already at a temporary name is never written through.
+        let (victim, planted) = (dir.path().join("victim"), dir.path().join(".tmp-planted"));
+        std::fs::write(&victim, b"precious").unwrap();
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        assert!(write_file(&planted, b"x").is_err());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     }
 
     #[test]

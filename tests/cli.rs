@@ -197,7 +197,10 @@ fn binaries_work_from_any_folder() {
     // `gipf export` ran from a folder outside the checkout too (shared with front_ends).
     let exported = crate::common::exported();
     assert!(exported.stdout.contains("model.onnx (onnxruntime matches TorchScript"), "{}", exported.stdout);
-    assert!(!exported.dir.join(".export_onnx.py").exists(), "the converter is not left behind");
+    assert_eq!(std::fs::read_to_string(&exported.victim).unwrap(), "precious", "written through a planted link");
+    for name in ["model.onnx", "model.pt"] {
+        assert!(exported.dir.join(name).symlink_metadata().unwrap().is_file(), "{name} renamed into place");
+    }
     let missing = gipf(&["arena", "random", "greedy", "--config", "configs/none.toml"]);
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read config configs/none.toml"));
 }
@@ -306,9 +309,15 @@ fn a_record_is_reviewed_and_an_illegal_action_refused_with_its_number() {
     let record = dir.path().join("game.txt");
     std::fs::write(&record, "# a short game\nb1-b2 b6-b5\ni4-h5\n").unwrap();
     let out = dir.path().join("review");
+    // A link planted under the plot's name is replaced, not written through.
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::symlink(&victim, out.join("review.png")).unwrap();
     let args = ["analyse", record.to_str().unwrap(), "--sims", "8", "--device", "cpu", "--out", out.to_str().unwrap()];
     let done = gipf(&args);
     assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "written through a planted link");
     let review: gipf::review::Review =
         serde_json::from_str(&std::fs::read_to_string(out.join("review.json")).unwrap()).unwrap();
     let played: Vec<&str> = review.decisions.iter().map(|d| d.played.as_str()).collect();

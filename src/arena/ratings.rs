@@ -200,7 +200,7 @@ pub fn plot_ratings(path: &Path, ratings: &[Rating], budget: &str) -> Result<()>
     let all = || finite.iter().map(|r| r.1).chain(anchors.iter().copied());
     let lo = all().map(|r| r.elo - r.margin).fold(0.0f64, f64::min) - 20.0;
     let hi = all().map(|r| r.elo + r.margin).fold(0.0f64, f64::max) + 20.0;
-    let tmp = path.with_file_name(".ratings.tmp.png");
+    let tmp = crate::durable::temporary_path(path)?;
     {
         let root = BitMapBackend::new(&tmp, (900, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow::anyhow!("plot: {e}"))?;

@@ -76,9 +76,12 @@ pub fn random_setup(
 
 /// A checkpoint of the tiny network (step 30) and what `gipf export` wrote of
 /// it, run from a folder outside the checkout: made once for the tests that
-/// check an export (the conversion through Python takes seconds).
+/// check an export (the conversion through Python takes seconds). Links to
+/// `victim` were planted in the export's folder under the names it writes
+/// (and its converter's old name) before it ran.
 pub struct Exported {
     pub weights: std::path::PathBuf,
+    pub victim: std::path::PathBuf,
     /// The export's folder (`exported` in the folder it ran from).
     pub dir: std::path::PathBuf,
     /// What `gipf export` printed.
@@ -98,6 +101,12 @@ pub fn exported() -> &'static Exported {
         let mut trainer = gipf::train::Trainer::new(&config, tch::Device::Cpu, 31);
         trainer.step = 30;
         let weights = trainer.save(&root.join("models")).unwrap();
+        let victim = root.join("victim.txt");
+        std::fs::write(&victim, "precious").unwrap();
+        std::fs::create_dir(elsewhere.join("exported")).unwrap();
+        for name in ["model.onnx", "model.pt", ".export_onnx.py"] {
+            std::os::unix::fs::symlink(&victim, elsewhere.join("exported").join(name)).unwrap();
+        }
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_gipf"))
             .args(["export", weights.to_str().unwrap(), "--out", "exported"])
             .current_dir(&elsewhere)
@@ -105,6 +114,11 @@ pub fn exported() -> &'static Exported {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "gipf export: {stderr}");
-        Exported { weights, dir: elsewhere.join("exported"), stdout: String::from_utf8_lossy(&out.stdout).into_owned() }
+        Exported {
+            weights,
+            victim,
+            dir: elsewhere.join("exported"),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        }
     })
 }

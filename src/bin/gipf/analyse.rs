@@ -71,7 +71,14 @@ pub fn run(args: Args) -> Result<()> {
     let write = |name: &str, bytes: &[u8]| gipf::durable::write_atomic(&out.join(name), bytes);
     write("review.txt", review.text().as_bytes())?;
     write("review.json", serde_json::to_string_pretty(&review)?.as_bytes())?;
-    review.plot(&out.join("review.png"))?;
+    // Drawn under a new name, then renamed into place: never through a link planted there.
+    let png = out.join("review.png");
+    let tmp = gipf::durable::temporary_path(&png)?;
+    let drawn = review.plot(&tmp).and_then(|()| gipf::durable::publish(&tmp, &png));
+    if drawn.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    drawn?;
     print!("{}", review.text());
     println!(
         "wrote {}",

@@ -65,14 +65,21 @@ pub fn run(args: Args) -> Result<()> {
 /// Converts the TorchScript module in `out` to ONNX beside it, with Python.
 pub fn to_onnx(out: &Path, python: Option<PathBuf>) -> Result<()> {
     let python = self::python(python)?;
-    let script = out.join(".export_onnx.py");
+    // The converter and its output in a private folder of their own, never
+    // in `out`, where another user could swap the script or plant a link.
+    let private = tempfile::tempdir().context("cannot create a temporary folder for the ONNX conversion")?;
+    let (script, onnx) = (private.path().join("export_onnx.py"), private.path().join(ONNX_FILE));
     std::fs::write(&script, EXPORT_ONNX).with_context(|| format!("cannot write {}", script.display()))?;
-    let status = Command::new(&python).arg(&script).arg(out.join(TORCHSCRIPT_FILE)).arg(out.join(ONNX_FILE)).status();
-    std::fs::remove_file(&script).ok();
-    let status = status
+    let status = Command::new(&python)
+        .arg(&script)
+        .arg(out.join(TORCHSCRIPT_FILE))
+        .arg(&onnx)
+        .arg(out.join(ONNX_FILE))
+        .status()
         .with_context(|| format!("cannot run {} for the ONNX conversion (--no-onnx skips it)", python.display()))?;
     if !status.success() {
         bail!("the ONNX conversion failed ({status}); the other files are written (--no-onnx skips it)");
     }
-    Ok(())
+    let bytes = std::fs::read(&onnx).with_context(|| format!("cannot read {}", onnx.display()))?;
+    gipf::durable::write_atomic(&out.join(ONNX_FILE), &bytes)
 }
