@@ -338,12 +338,36 @@ impl Config {
         check_range("train.keep_last", t.keep_last as i64, 0, 1_000_000)?;
         check_range("train.keep_every_steps", t.keep_every_steps as i64, 0, i64::MAX)?;
         self.validate_loop()?;
+        self.validate_products(memory_bytes())?;
         if let Some(g) = &self.gate {
             check_range("gate.games", g.games as i64, 2, 100_000)?;
             check_range("gate.simulations", g.simulations as i64, 2, 100_000)?;
             check_unit("gate.threshold", g.threshold)?;
             check_range("gate.opening_actions", g.opening_actions as i64, 0, 100)?;
         }
+        Ok(())
+    }
+
+    /// The products of keys that size memory, each in range on its own:
+    /// the leaves of one forward pass, and the window's samples against
+    /// `memory` (this machine's, in bytes).
+    fn validate_products(&self, memory: u64) -> Result<()> {
+        let (games, batch) = (self.selfplay.parallel_games, self.search.batch_size);
+        let leaves = games as u64 * batch as u64;
+        anyhow::ensure!(
+            leaves <= MAX_LEAVES_PER_PASS,
+            "selfplay.parallel_games × search.batch_size = {games} × {batch} = {leaves} leaves in one forward pass, \
+             more than {MAX_LEAVES_PER_PASS}"
+        );
+        let window = self.train.window_max as u64 * WINDOW_SAMPLE_BYTES;
+        anyhow::ensure!(
+            window <= memory,
+            "train.window_max = {} holds up to {:.1} GB of samples ({WINDOW_SAMPLE_BYTES} bytes each), more than this \
+             machine's {:.1} GB of memory",
+            self.train.window_max,
+            window as f64 / 1e9,
+            memory as f64 / 1e9
+        );
         Ok(())
     }
 
@@ -367,9 +391,39 @@ impl Config {
     }
 }
 
+/// The most leaves one forward pass may evaluate (`gpu.toml`: 2,048).
+pub const MAX_LEAVES_PER_PASS: u64 = 65_536;
+
+/// What one sample takes in the training window, at most: its position and
+/// a searched position's policy target.
+pub const WINDOW_SAMPLE_BYTES: u64 = 512;
+
+/// This machine's memory in bytes (`/proc/meminfo`), or no bound where it
+/// cannot be read.
+fn memory_bytes() -> u64 {
+    let info = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let total = info.lines().find_map(|l| l.strip_prefix("MemTotal:"));
+    let kb = total.and_then(|t| t.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    kb.map_or(u64::MAX, |kb| kb * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keys each in range whose products would allocate without bound are
+    /// refused, naming the keys (4,096 games × 256 leaves ended in a
+    /// LibTorch allocation panic after gigabytes).
+    #[test]
+    fn products_that_size_memory_are_bounded() {
+        let config = Config::parse("[selfplay]\nparallel_games = 4096\n[search]\nbatch_size = 256").unwrap_err();
+        let err = format!("{config:#}");
+        assert!(err.contains("selfplay.parallel_games × search.batch_size = 4096 × 256"), "{err}");
+        let big = Config::parse("[train]\nwindow_max = 10000000").unwrap();
+        let err = format!("{:#}", big.validate_products(1 << 30).unwrap_err());
+        assert!(err.contains("train.window_max = 10000000 holds up to 5.1 GB") && err.contains("1.1 GB"), "{err}");
+        assert!(big.validate_products(8 << 30).is_ok());
+    }
 
     #[test]
     fn threads_past_the_cores_are_named() {

@@ -589,6 +589,14 @@ impl Window {
 mod tests {
     use super::*;
 
+    /// The config's bound on the window's memory holds a sample with a
+    /// policy over 40 actions.
+    #[test]
+    fn a_window_sample_fits_the_configs_bound() {
+        let bytes = size_of::<TrainingSample>() + 40 * size_of::<(u16, f32)>();
+        assert!(bytes as u64 <= crate::config::WINDOW_SAMPLE_BYTES, "{bytes} bytes");
+    }
+
     fn searched_only(root_value_share: f32, root_value_lambda: f32) -> Targets {
         Targets { every_position: false, root_value_share, root_value_lambda }
     }
