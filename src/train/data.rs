@@ -183,6 +183,8 @@ impl GamesRead {
 #[derive(Default)]
 pub struct Window {
     pub targets: Targets,
+    /// The run's variant: games of another are refused (none: any).
+    pub variant: Option<crate::rules::Variant>,
     samples: VecDeque<TrainingSample>,
     /// The games in the window, oldest first.
     games: VecDeque<WindowGame>,
@@ -315,7 +317,7 @@ fn remove_local_copies(dir: &Path, names: &[String]) {
 impl Window {
     /// An empty window for training with `config`.
     pub fn new(config: &crate::config::Config) -> Window {
-        Window { targets: Targets::of(config), ..Window::default() }
+        Window { targets: Targets::of(config), variant: Some(config.game.variant), ..Window::default() }
     }
 
     /// A window that continues a trainer's count: `samples_read` samples were
@@ -446,11 +448,17 @@ impl Window {
         report.files += 1;
         self.total_files += 1;
         for bad in read.bad {
-            tracing::warn!("skipping a game: {bad}");
+            tracing::warn!("skipping a game of {}: {bad}", file.path.display());
             report.skipped.push((file.path.clone(), bad));
         }
         let mut games = Vec::with_capacity(read.games.len());
         for game in read.games {
+            if let Some(variant) = self.variant.filter(|&v| v != game.variant) {
+                let why = format!("a game of the {} variant, not the run's {variant}", game.variant);
+                tracing::warn!("skipping {why} in {}", file.path.display());
+                report.skipped.push((file.path.clone(), why));
+                continue;
+            }
             let fingerprint = game.fingerprint();
             if self.fingerprints.contains_key(&fingerprint) {
                 tracing::warn!("{}: a game the window already holds (the same actions), refused", file.path.display());

@@ -900,3 +900,25 @@ fn only_damage_sets_a_checkpoint_aside() {
     let newest = gipf::checkpoint::newest_checkpoint(models.path()).unwrap();
     assert_eq!(newest, Some(models.path().join("step-00000010.safetensors")));
 }
+
+/// Games of another variant than the run's are skipped with a warning
+/// naming the shard, never trained on (a standard run trained on basic
+/// games without a word).
+#[test]
+fn games_of_another_variant_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut basic = tiny();
+    basic.game.variant = gipf::rules::Variant::Basic;
+    let options =
+        RunOptions { games: Some(2), seed: 3, ..RunOptions::new(basic, dir.path().into(), ModelSource::Fresh, "b") };
+    run(options).unwrap();
+    let mut window = Window::new(&tiny());
+    let report = window.load_new(dir.path(), |_| 100_000).unwrap();
+    assert!(window.is_empty(), "{} samples of basic games in a standard window", window.len());
+    assert_eq!(report.skipped.len(), 2, "{:?}", report.skipped);
+    assert!(
+        report.skipped[0].1.contains("a game of the basic variant, not the run's standard"),
+        "{:?}",
+        report.skipped
+    );
+}
