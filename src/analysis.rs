@@ -38,7 +38,13 @@ pub fn answer(player: &mut dyn Player, current: &Position, query: &str) -> Resul
         "this engine's player searches no tree: start it with a model (gipf engine --model CHECKPOINT, or no --player)",
     )?;
     let id = query.get("id").cloned().unwrap_or(Value::Null);
-    let reply = Reply { version: ANALYSIS_VERSION, id, to_act: pos.to_act(), analysis };
+    let warning = player.trained_on().filter(|&v| v != pos.variant()).map(|trained| {
+        format!(
+            "the model was trained on the {trained} variant, not {}: its view of this position is a guess",
+            pos.variant()
+        )
+    });
+    let reply = Reply { version: ANALYSIS_VERSION, id, to_act: pos.to_act(), warning, analysis };
     Ok(serde_json::to_string(&reply).expect("an analysis serializes"))
 }
 
@@ -48,6 +54,9 @@ struct Reply {
     version: u32,
     id: Value,
     to_act: Option<Color>,
+    /// Present when the position is of another variant than the model's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warning: Option<String>,
     #[serde(flatten)]
     analysis: Analysis,
 }

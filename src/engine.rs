@@ -389,5 +389,10 @@ mod tests {
         }
         assert_eq!(pos.outcome().map(|o| o.winner), Some(crate::rules::Color::White), "{reply}");
         assert!(best.value.unwrap() > 0.9 && analysis.value > 0.9, "{reply}");
+        assert!(!reply.contains("warning"), "{reply}");
+        // A position of another variant than the model's is answered with a warning.
+        let reply = text(&mut e, r#"analyse {"variant": "tournament", "simulations": 8}"#);
+        let warning = serde_json::from_str::<serde_json::Value>(&reply).unwrap()["warning"].clone();
+        assert!(warning.as_str().unwrap().contains("trained on the standard variant, not tournament"), "{reply}");
     }
 }

@@ -12,7 +12,7 @@ use tch::Device;
 
 use crate::checkpoint::load_checkpoint;
 use crate::net::Precision;
-use crate::rules::{Action, Position};
+use crate::rules::{Action, Position, Variant};
 use crate::search::{Analysis, SearchConfig, Tree};
 pub use gipf_core::players::{alphabeta, classic, AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Style, Uct};
 
@@ -275,6 +275,8 @@ pub struct NetworkPlayer {
     search: SearchConfig,
     /// The last search's tree, advanced by the action chosen.
     tree: Option<Tree>,
+    /// The variant the model was trained on.
+    variant: Option<Variant>,
 }
 
 /// Actions after the last decision within which a kept tree is searched for
@@ -291,9 +293,10 @@ impl NetworkPlayer {
         keep_tree: bool,
         search: &SearchConfig,
     ) -> Result<NetworkPlayer> {
-        let (mut network, _) = load_checkpoint(weights, device)?;
+        let (mut network, meta) = load_checkpoint(weights, device)?;
         network.prepare_for_play(precision);
-        Ok(NetworkPlayer { network, budget, keep_tree, search: *search, tree: None })
+        let variant = meta.variant().ok();
+        Ok(NetworkPlayer { network, budget, keep_tree, search: *search, tree: None, variant })
     }
 }
 
@@ -326,6 +329,10 @@ impl Player for NetworkPlayer {
         action.expect("a searched root has actions")
     }
 
+    fn trained_on(&self) -> Option<Variant> {
+        self.variant
+    }
+
     fn new_game(&mut self, _seed: u64) {
         self.tree = None;
     }
@@ -356,6 +363,7 @@ mod tests {
             keep_tree: true,
             search: config.search,
             tree: None,
+            variant: None,
         };
         let mut pos = Position::new(crate::rules::Variant::Basic);
         pos.play(player.choose(&pos)).unwrap();
@@ -384,6 +392,7 @@ mod tests {
                 keep_tree,
                 search: config.search,
                 tree: None,
+                variant: None,
             };
             let mut pos = Position::new(crate::rules::Variant::Basic);
             for _ in 0..2 {

@@ -11,7 +11,7 @@ use rand::rngs::SmallRng;
 use rand::seq::IndexedRandom;
 use rand::SeedableRng;
 
-use crate::rules::{Action, Color, Phase, Position};
+use crate::rules::{Action, Color, Phase, Position, Variant};
 use crate::search::Analysis;
 pub use alphabeta::{AlphaBeta, Clock, Limit, Style};
 pub use uct::Uct;
@@ -29,6 +29,11 @@ pub trait Player: Send {
     /// as data: the root's value and its `candidates` most visited actions
     /// with their lines of play. `None` for a player that searches no tree.
     fn analyse(&mut self, _pos: &Position, _simulations: u32, _candidates: usize) -> Option<Analysis> {
+        None
+    }
+
+    /// The variant a model was trained on (`None`: a player for any).
+    fn trained_on(&self) -> Option<Variant> {
         None
     }
 }
