@@ -21,7 +21,17 @@ pub fn weights_named(name: &str) -> Result<PathBuf> {
         true => crate::store::fetch_checkpoint(name)?,
         false if name == crate::checkpoint::REFERENCE => crate::checkpoint::reference_checkpoint()?,
         false if Path::new(name).is_dir() => {
-            ModelSource::Folder(name.into()).current()?.with_context(|| format!("no checkpoint in {name} yet"))?
+            let chosen =
+                ModelSource::Folder(name.into()).current()?.with_context(|| format!("no checkpoint in {name} yet"))?;
+            if let Some(newest) = newest_checkpoint(Path::new(name))?.filter(|newest| *newest != chosen) {
+                tracing::warn!(
+                    "{name}: playing {}, which its best.json names (the run gates), not the newest {}; remove \
+                     best.json if the run no longer gates",
+                    chosen.display(),
+                    newest.display()
+                );
+            }
+            chosen
         }
         false => PathBuf::from(name),
     };

@@ -135,20 +135,31 @@ pub fn read(file: &GamesFile) -> Result<FileGames> {
 /// Reads a shard's bytes: zstd-compressed JSON lines, one game each. Bad
 /// lines are reported (`line N: reason`) and left out.
 pub fn parse(bytes: &[u8]) -> Result<FileGames> {
-    let text = decompress(bytes, MAX_SHARD_BYTES)?;
-    let text = String::from_utf8(text).context("not UTF-8 text")?;
     let mut out = FileGames::default();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        if line.len() > MAX_GAME_LINE_BYTES {
-            out.bad.push(format!("line {}: longer than {MAX_GAME_LINE_BYTES} bytes, more than a game holds", i + 1));
-            continue;
-        }
-        match GameFile::parse(line) {
+    for (line, game) in parse_lines(bytes)? {
+        match game {
             Ok(game) => out.games.push(game),
-            Err(e) => out.bad.push(format!("line {}: {e:#}", i + 1)),
+            Err(e) => out.bad.push(format!("line {line}: {e}")),
         }
     }
     Ok(out)
+}
+
+/// Each game line of a shard in order, by its line number (from 1): the
+/// game, or why it is refused.
+pub fn parse_lines(bytes: &[u8]) -> Result<Vec<(usize, Result<GameFile, String>)>> {
+    let text = decompress(bytes, MAX_SHARD_BYTES)?;
+    let text = String::from_utf8(text).context("not UTF-8 text")?;
+    let lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    Ok(lines
+        .map(|(i, line)| {
+            let game = match line.len() > MAX_GAME_LINE_BYTES {
+                true => Err(format!("longer than {MAX_GAME_LINE_BYTES} bytes, more than a game holds")),
+                false => GameFile::parse(line).map_err(|e| format!("{e:#}")),
+            };
+            (i + 1, game)
+        })
+        .collect())
 }
 
 /// The most a shard may hold decompressed: far above any real shard (a

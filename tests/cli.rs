@@ -329,3 +329,56 @@ fn a_record_is_reviewed_and_an_illegal_action_refused_with_its_number() {
     std::fs::write(&record, "b1-b2 b6-b5 b6-b5 i4-h5").unwrap();
     refused(&["analyse", record.to_str().unwrap(), "--sims", "8", "--device", "cpu"], "decision 3 (b6-b5)");
 }
+
+/// `gipf analyse` on a shard counts damaged lines in `--game`, and a
+/// damaged game is refused with its line (line 1 garbage made `--game 0`
+/// review line 2); `--sims 0` is refused as an argument.
+#[test]
+fn a_shards_damaged_lines_count_in_analyse() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/shard-format-2.jsonl.zst");
+    let text = zstd::decode_all(&std::fs::read(fixture).unwrap()[..]).unwrap();
+    let damaged = [&b"garbage\n"[..], &text].concat();
+    let shard = dir.path().join("shard-1764600000000-w-000000.jsonl.zst");
+    std::fs::write(&shard, zstd::encode_all(&damaged[..], 1).unwrap()).unwrap();
+    let args = |game: &str, sims: &str| {
+        let out = dir.path().join(format!("review-{game}-{sims}"));
+        [shard.to_str().unwrap(), "--game", game, "--sims", sims, "--device", "cpu", "--out", out.to_str().unwrap()]
+            .map(String::from)
+    };
+    let run = |game: &str, sims: &str| {
+        let args = args(game, sims);
+        gipf(&[&["analyse"][..], &args.iter().map(String::as_str).collect::<Vec<_>>()].concat())
+    };
+    let first = run("0", "4");
+    let err = String::from_utf8_lossy(&first.stderr);
+    assert!(!first.status.success() && err.contains("game 0 (line 1) is refused"), "{err}");
+    let second = run("1", "4");
+    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    let no_sims = run("1", "0");
+    let err = String::from_utf8_lossy(&no_sims.stderr);
+    assert!(!no_sims.status.success() && err.contains("--sims") && !err.contains("panicked"), "{err}");
+}
+
+/// A models folder whose best.json names an older checkpoint than its
+/// newest says which one it plays.
+#[test]
+fn a_models_folder_says_when_it_plays_its_best_not_its_newest() {
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        gipf::config::Config::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")));
+    let mut trainer = gipf::train::Trainer::new(&config.unwrap(), tch::Device::Cpu, 1);
+    let models = dir.path().join("models");
+    let first = trainer.save(&models).unwrap();
+    trainer.step = 5;
+    trainer.save(&models).unwrap();
+    gipf::checkpoint::set_best_checkpoint(&models, &first).unwrap();
+    let player = format!("{}@4", models.display());
+    let out = gipf(&["arena", &player, "random", "--games", "2", "--device", "cpu", "--config", "configs/tiny.toml"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("step-00000000.safetensors, which its best.json names") && err.contains("step-00000005"),
+        "{err}"
+    );
+}

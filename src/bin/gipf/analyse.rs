@@ -17,14 +17,14 @@ pub struct Args {
     /// The variant of a text record.
     #[arg(long, default_value = "standard")]
     variant: Variant,
-    /// Which game of a shard, from 0.
+    /// Which game of a shard, from 0 (its line, damaged lines counted).
     #[arg(long, default_value_t = 0)]
     game: usize,
     /// A checkpoint's weights or a models folder [default: the reference model].
     #[arg(long)]
     model: Option<PathBuf>,
     /// Simulations per decision.
-    #[arg(long, default_value_t = 400)]
+    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     sims: u32,
     /// Search settings from this config.
     #[arg(long, default_value = "configs/cpu.toml")]
@@ -43,10 +43,14 @@ fn read_record(args: &Args) -> Result<(Variant, Vec<Action>)> {
     let path = &args.record;
     if path.to_string_lossy().ends_with(gipf::shards::SHARD_SUFFIX) {
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let games = gipf::shards::parse(&bytes).with_context(|| path.display().to_string())?.games;
+        let games = gipf::shards::parse_lines(&bytes).with_context(|| path.display().to_string())?;
         let count = games.len();
-        let game = games.into_iter().nth(args.game);
-        let game = game.with_context(|| format!("{}: no game {} (it holds {count})", path.display(), args.game))?;
+        let (line, game) = games
+            .into_iter()
+            .nth(args.game)
+            .with_context(|| format!("{}: no game {} (it holds {count})", path.display(), args.game))?;
+        let game =
+            game.map_err(|e| anyhow::anyhow!("{}: game {} (line {line}) is refused: {e}", path.display(), args.game))?;
         return Ok((game.variant, game.actions));
     }
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
