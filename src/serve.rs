@@ -6,12 +6,14 @@
 //! Only files inside those folders are served: a path that leaves them
 //! (`..`, encoded or not) or names nothing is 404.
 //!
-//! Clients are untrusted: a connection has [`Limits`] on its count and
-//! time, the run's progress is computed at most once per interval whatever
+//! Clients are untrusted: a connection has [`Limits`] on its count (in all
+//! and per client address) and time (to send, to read), the run's progress is computed at most once per interval whatever
 //! the requests, a request whose `Host` is a name this server was not told
 //! of is refused (a page that rebinds its DNS name to this machine cannot
 //! read the run or the model), and error replies name no server path.
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,6 +30,13 @@ use tower_http::services::{ServeDir, ServeFile};
 pub struct Limits {
     /// Connections served at once; more wait in the listening queue.
     pub connections: usize,
+    /// Connections served at once from one client address; more are closed
+    /// at once, so that one address cannot take every connection.
+    pub per_client: usize,
+    /// The longest a response may wait for its client to read it.
+    pub write_timeout: Duration,
+    /// The longest a connection may send nothing (idle keep-alive included).
+    pub idle_timeout: Duration,
     /// Time for a client to send a request's headers.
     pub header_timeout: Duration,
     /// The longest a connection stays open, idle keep-alive included.
@@ -40,6 +49,9 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             connections: 256,
+            per_client: 64,
+            write_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(30),
             header_timeout: Duration::from_secs(10),
             connection_timeout: Duration::from_secs(120),
             progress_every: Duration::from_secs(5),
@@ -165,10 +177,11 @@ pub fn serve_on(
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::from_std(listener).context("cannot use the socket")?;
         let permits = Arc::new(tokio::sync::Semaphore::new(limits.connections));
+        let clients = Arc::new(std::sync::Mutex::new(HashMap::new()));
         loop {
             let permit = permits.clone().acquire_owned().await.context("the connection limit closed")?;
-            let stream = match listener.accept().await {
-                Ok((stream, _)) => stream,
+            let (stream, peer) = match listener.accept().await {
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors, say: wait, then accept again.
                     tracing::warn!("accepting a connection: {e}");
@@ -176,22 +189,63 @@ pub fn serve_on(
                     continue;
                 }
             };
-            tokio::spawn(serve_connection(stream, app.clone(), limits.clone(), permit));
+            // Past its address's share, a connection is closed at once.
+            let Some(share) = ClientShare::take(&clients, peer.ip(), limits.per_client) else { continue };
+            tokio::spawn(serve_connection(stream, app.clone(), limits.clone(), (permit, share)));
         }
     })
 }
 
-/// One connection, HTTP/1.1, within `limits`; its permit is given back at the end.
+/// Connections open by client address.
+type Clients = Arc<std::sync::Mutex<HashMap<IpAddr, usize>>>;
+
+/// One of a client address's connections, given back when dropped.
+struct ClientShare {
+    clients: Clients,
+    address: IpAddr,
+}
+
+impl ClientShare {
+    /// A share for `address`, unless it holds `most` already.
+    fn take(clients: &Clients, address: IpAddr, most: usize) -> Option<ClientShare> {
+        let mut open = clients.lock().expect("no panic while counting");
+        let count = open.entry(address).or_default();
+        if *count >= most {
+            return None;
+        }
+        *count += 1;
+        Some(ClientShare { clients: clients.clone(), address })
+    }
+}
+
+impl Drop for ClientShare {
+    fn drop(&mut self) {
+        let mut open = self.clients.lock().expect("no panic while counting");
+        if let Some(count) = open.get_mut(&self.address) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.address);
+            }
+        }
+    }
+}
+
+/// One connection, HTTP/1.1, within `limits`: a client that sends nothing,
+/// or reads nothing of a response, for its timeout is cut off. Its permit
+/// and share are given back at the end.
 async fn serve_connection(
     stream: tokio::net::TcpStream,
     app: axum::Router,
     limits: Limits,
-    _permit: tokio::sync::OwnedSemaphorePermit,
+    _held: (tokio::sync::OwnedSemaphorePermit, ClientShare),
 ) {
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(limits.header_timeout);
     let service = hyper_util::service::TowerToHyperService::new(app);
-    let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+    let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+    stream.set_write_timeout(Some(limits.write_timeout));
+    stream.set_read_timeout(Some(limits.idle_timeout));
+    let connection = http.serve_connection(hyper_util::rt::TokioIo::new(Box::pin(stream)), service);
     let _ = tokio::time::timeout(limits.connection_timeout, connection).await;
 }
 

@@ -162,3 +162,62 @@ fn slow_clients_are_cut_off_and_foreign_hosts_refused_while_the_page_answers() {
     assert_eq!(status_for_host(port, "board.example"), 200);
     assert_eq!(status_for_host(port, &format!("rebound.attacker.example:{port}")), 421);
 }
+
+/// Clients that ask for the model again and again and never read, and
+/// clients that send half a request and wait, from other addresses than a
+/// normal client's (127.0.0.2 and 127.0.0.3): each address holds only its
+/// share of the connections, a response nobody reads is cut off, and the
+/// normal client's page answers within two seconds under both. Before,
+/// 256 such clients held every connection for two minutes.
+#[test]
+fn clients_that_never_read_or_never_finish_cannot_hold_the_server() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let (page, model) = (dir.path().join("page"), dir.path().join("model"));
+    for folder in [&page, &model] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    std::fs::write(page.join("index.html"), "<html>board</html>").unwrap();
+    std::fs::write(model.join("model.onnx"), vec![7u8; 4 << 20]).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let options = gipf::serve::Options::default();
+    let served_page = page.clone();
+    std::thread::spawn(move || gipf::serve::serve_on(listener, &served_page, &model, None, &options).unwrap());
+    let from = |address: &str| {
+        let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        socket.bind(&format!("{address}:0").parse::<std::net::SocketAddr>().unwrap().into()).unwrap();
+        socket.connect(&format!("127.0.0.1:{port}").parse::<std::net::SocketAddr>().unwrap().into()).unwrap();
+        TcpStream::from(socket)
+    };
+    let asks = "GET /model/model.onnx HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(8);
+    let mut held = Vec::new();
+    for _ in 0..300 {
+        let mut stream = from("127.0.0.2");
+        let _ = stream.write_all(asks.as_bytes());
+        held.push(stream);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let start = Instant::now();
+    let (status, _, body) = get(port, "/");
+    assert_eq!((status, body.as_slice()), (200, &b"<html>board</html>"[..]));
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "the page answered after {:?} beside non-readers",
+        start.elapsed()
+    );
+    for _ in 0..400 {
+        let mut stream = from("127.0.0.3");
+        let _ = stream.write_all(b"GET / HTTP/1.1\r\nHost: 127");
+        held.push(stream);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let start = Instant::now();
+    let (status, _, _) = get(port, "/");
+    assert_eq!(status, 200);
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "the page answered after {:?} beside half requests",
+        start.elapsed()
+    );
+}
