@@ -230,3 +230,117 @@ fn a_full_disk_at_restart_leaves_the_checkpoint_there() {
     assert_eq!(read("freed.log.status").trim(), "0", "the run starts again once space is freed: {freed}");
     assert!(read("models-after").contains("step-00000000.json"), "{}", read("models-after"));
 }
+
+/// The number in the environment variable `name`, else `default`.
+fn env_count(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|n| n.parse().ok()).unwrap_or(default)
+}
+
+/// Asserts that every checkpoint and shard of `before` is in `after`.
+fn nothing_lost(before: &(BTreeSet<String>, BTreeSet<String>), after: &(BTreeSet<String>, BTreeSet<String>), at: &str) {
+    let lost: Vec<_> = before.0.difference(&after.0).chain(before.1.difference(&after.1)).collect();
+    assert!(lost.is_empty(), "{at}: lost {lost:?}");
+}
+
+/// The disk fills at a random point of the loop's writes (a shard, a
+/// checkpoint's parts, the logs): `FAULT_FILLS` times (2 here;
+/// `scripts/faults.sh` makes 30), the run is copied onto an 8 MB tmpfs in a
+/// mount namespace of its own, filled to leave 0 to 400 kB, run until it
+/// fails, the filler removed and the run started again: it must go on, and
+/// no finished checkpoint or game be lost.
+#[test]
+fn a_disk_filling_at_any_write_loses_nothing_finished() {
+    let fills = env_count("FAULT_FILLS", 2);
+    let dir = tempfile::tempdir().unwrap();
+    let (config, run) = (config(dir.path()), dir.path().join("run"));
+    assert!(gipf_loop(&config, &run, &dir.path().join("first.log"))
+        .args(["--generations", "1"])
+        .status()
+        .unwrap()
+        .success());
+    let mut rng = SmallRng::seed_from_u64(29);
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let (mut failed, mut before) = (0, snapshot(&run));
+    for fill in 0..fills {
+        let free_kb = rng.random_range(0..400);
+        let gipf = |generations: u32, log: &str| {
+            format!(
+                "s=0; {} loop --config {} --run {}/run --device cpu --generations {generations} 2>>{} || s=$?; echo $s",
+                env!("CARGO_BIN_EXE_gipf"),
+                config.display(),
+                small.display(),
+                dir.path().join(log).display()
+            )
+        };
+        let script = format!(
+            "set -e; mount -t tmpfs -o size=8m tmpfs {small}; cp -a {run} {small}/run; \
+             avail=$(df --output=avail -k {small} | tail -1); \
+             dd if=/dev/zero of={small}/fill bs=1k count=$((avail - {free_kb})) 2>/dev/null || true; \
+             {full} >{out}/full.status; rm {small}/fill; {freed} >{out}/freed.status; \
+             rm -rf {run}; cp -a {small}/run {run}",
+            small = small.display(),
+            run = run.display(),
+            out = dir.path().display(),
+            full = gipf(3, "full.log"),
+            freed = gipf(1, "freed.log"),
+        );
+        let status = Command::new("unshare").args(["-r", "-m", "sh", "-c", &script]).status().unwrap();
+        assert!(status.success(), "fill {fill}: unshare -r -m (a mount namespace) failed: {status:?}");
+        let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        failed += usize::from(read("full.status").trim() != "0");
+        assert_eq!(read("freed.status").trim(), "0", "fill {fill} ({free_kb} kB free): {}", read("freed.log"));
+        let after = snapshot(&run);
+        nothing_lost(&before, &after, &format!("fill {fill} ({free_kb} kB free)"));
+        before = after;
+    }
+    let logs = read_logs(dir.path(), &["full.log", "freed.log"]);
+    assert!(!logs.contains("panicked"), "{logs}");
+    println!(
+        "full disk at random writes: {fills} fills, {failed} stopped the loop with an error, nothing finished lost"
+    );
+}
+
+fn read_logs(dir: &Path, names: &[&str]) -> String {
+    names.iter().map(|n| std::fs::read_to_string(dir.join(n)).unwrap_or_default()).collect()
+}
+
+/// coreutils `timeout` stops the loop (the signal to it, then to its
+/// process group) at a random moment, `FAULT_TIMEOUTS` times (2 here;
+/// `scripts/faults.sh` makes 30): each time it saves and exits 0, and no
+/// finished checkpoint or game is lost.
+#[test]
+fn the_loop_stopped_by_timeout_saves_and_loses_nothing() {
+    let stops = env_count("FAULT_TIMEOUTS", 2);
+    let dir = tempfile::tempdir().unwrap();
+    let (config, run, log) = (config(dir.path()), dir.path().join("run"), dir.path().join("loop.log"));
+    let mut rng = SmallRng::seed_from_u64(31);
+    let mut before = (BTreeSet::new(), BTreeSet::new());
+    for stop in 0..stops {
+        let seconds = format!("{:.1}", rng.random_range(1.0..6.0));
+        let command = gipf_loop(&config, &run, &log);
+        let program = command.get_program().to_owned();
+        let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
+        let status = Command::new("timeout")
+            .args(["--preserve-status", "-s", "TERM", &seconds])
+            .arg(program)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(std::fs::OpenOptions::new().append(true).create(true).open(&log).unwrap())
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "stop {stop} after {seconds} s: {status:?}\n{}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        let after = snapshot(&run);
+        nothing_lost(&before, &after, &format!("stop {stop}"));
+        before = after;
+    }
+    println!(
+        "timeout: {stops} stops, each saved and exited 0, {} checkpoints and {} games kept",
+        before.0.len(),
+        before.1.len()
+    );
+}
