@@ -1,5 +1,6 @@
 //! The self-play generator: plays games with the newest network and writes
-//! each finished one to the games folder.
+//! the finished ones to the games folder in shards (`selfplay.shard_games`
+//! games, or `selfplay.shard_seconds`, a shard).
 
 use std::path::PathBuf;
 use std::time::Duration;

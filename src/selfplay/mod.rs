@@ -5,9 +5,10 @@
 //! network runs one group's batch (on the calling thread), the search
 //! threads do the other group's CPU work: back up its last batch's values
 //! (priors from the logits of the legal actions), play where a search is
-//! complete (visit-proportional for the first `temperature_actions` actions
-//! of a PUCT search, full or cheap, else the search's best: the most
-//! visited, or the Gumbel winner), start the next searches, gather up to
+//! complete (for the first `temperature_actions` actions of a PUCT search,
+//! full or cheap, sampled in proportion to visits^(1/temperature), the
+//! visits that forced playouts added pruned; after them the search's best:
+//! the most visited, or the Gumbel winner), start the next searches, gather up to
 //! `search.batch_size` leaves a game and encode them. On a GPU the forward
 //! pass is short and this CPU side decides the rate; overlapping the two
 //! keeps both busy.

@@ -84,8 +84,9 @@ fn material_won(pos: &Position, player: Color) -> f32 {
 /// What one look at the games folder found.
 #[derive(Clone, Debug, Default)]
 pub struct LoadReport {
-    /// Games files read (and older ones passed over, not needed by the window).
+    /// Games files read.
     pub files: usize,
+    /// Older games files passed over, not needed by the window.
     pub passed_over: usize,
     pub games: usize,
     pub samples: usize,

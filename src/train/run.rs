@@ -74,7 +74,7 @@ fn start(config: &Config, run: &RunDir, how: &Start) -> Result<(Trainer, Logs, P
     Ok((trainer, Logs::new(&run.logs())?, publisher))
 }
 
-/// The newest checkpoint not yet published to the run's object store. A
+/// Publishes the trainer's checkpoints to the run's object store. A
 /// checkpoint is published at most once per `steps_per_generation` steps
 /// (the trainer also saves one locally each time it starts waiting, which
 /// would fill the bucket), then the store's models folder is pruned as the
@@ -84,6 +84,7 @@ fn start(config: &Config, run: &RunDir, how: &Start) -> Result<(Trainer, Logs, P
 /// it last saw (a conditional write).
 #[derive(Default)]
 struct Publisher {
+    /// The newest checkpoint not yet published, and its step.
     checkpoint: Option<(PathBuf, u64)>,
     published_step: Option<u64>,
     lease: Option<Lease>,

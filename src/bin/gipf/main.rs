@@ -23,7 +23,8 @@ struct Cli {
 enum Command {
     /// Play actions from a start or a position and show the state (board, legal actions).
     Rules(gipf_core::cli::RulesArgs),
-    /// The training loop: self-play with the newest checkpoint, training, a new checkpoint, again.
+    /// The training loop: self-play workers play the newest checkpoint while the trainer trains on their games
+    /// and writes new checkpoints (with loop.workers = 0: self-play, then training, in turn).
     Loop(looping::Args),
     /// A match between two players (checkpoints or baselines): score, Elo, optional SPRT.
     Arena(arena::Args),
