@@ -11,6 +11,7 @@ mod engine_load;
 mod faults;
 mod formats;
 mod front_ends;
+mod layers;
 mod perft;
 mod properties;
 mod s3;
