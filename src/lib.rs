@@ -5,7 +5,7 @@
 //! `checkpoint_files`, `games`, `stop` ← `shards`, `checkpoint` ← `store`,
 //! `progress`, `export` ← `lease`, `model_source`, `serve` ← `players` ←
 //! `analysis`, `review`, `tune`, `bench` ← `engine`, `arena`, `selfplay` ←
-//! `train`.
+//! `train` (`tests/layers.rs` checks it).
 
 pub use gipf_core::{encoding, rules, search};
 
@@ -59,64 +59,4 @@ pub fn init_logging() {
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .try_init();
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-    use std::path::Path;
-
-    /// Each module's level in the order the documentation above states.
-    fn stated_levels() -> BTreeMap<String, usize> {
-        let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
-        let doc: String = source.lines().filter_map(|l| l.strip_prefix("//!")).collect::<Vec<_>>().join(" ");
-        let order = &doc[doc.find("the core ←").unwrap()..doc.find("`train`.").unwrap() + "`train`".len()];
-        let mut levels = BTreeMap::new();
-        for (level, group) in order.split('←').enumerate() {
-            for name in group.split('`').skip(1).step_by(2) {
-                levels.insert(name.to_string(), level);
-            }
-        }
-        levels
-    }
-
-    /// The modules of `crate::` named in `source`, its tests and comments left out.
-    fn uses(source: &str) -> Vec<String> {
-        let code = source.split("#[cfg(test)]").next().unwrap();
-        code.lines()
-            .filter(|l| !l.trim_start().starts_with("//"))
-            .flat_map(|l| l.split("crate::").skip(1))
-            .map(|rest| rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect())
-            .collect()
-    }
-
-    /// The order stated above is true: every module of `src/` is in it, and
-    /// none uses a module beside it or after it, so there is no import circle.
-    #[test]
-    fn modules_use_only_those_before_them() {
-        let levels = stated_levels();
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut checked = 0;
-        for entry in std::fs::read_dir(&src).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            if name == "lib" || name == "bin" {
-                continue;
-            }
-            let level = *levels.get(&name).unwrap_or_else(|| panic!("src/{name} is not in lib.rs's stated order"));
-            let files: Vec<_> = match path.is_dir() {
-                true => std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()).collect(),
-                false => vec![path.clone()],
-            };
-            for file in files {
-                for used in uses(&std::fs::read_to_string(&file).unwrap()) {
-                    if let Some(&used_level) = levels.get(&used).filter(|_| used != name) {
-                        assert!(used_level < level, "{} uses crate::{used}, stated beside or after it", file.display());
-                    }
-                }
-            }
-            checked += 1;
-        }
-        assert!(checked > 20, "{checked} modules checked");
-    }
 }

@@ -2,8 +2,9 @@
 //! builds for the web (`wasm32-unknown-unknown`): the rules with their
 //! notation and setup JSON, the network's input and action encoding, Monte
 //! Carlo tree search over any [`search::Evaluator`], and the baseline
-//! players. Modules in dependency order: `rules` ← `encoding`, `search` ←
-//! `players`.
+//! players. Modules in dependency order (each uses only those before it;
+//! `tests/layers.rs` checks it): `rules` ← `encoding` ← `search` ←
+//! `players` ← `cli`.
 
 pub mod rules;
 

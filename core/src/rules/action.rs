@@ -6,8 +6,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use super::bitboard::Bitboard;
-use super::geometry::{self, Cell, Point, PushGeometry, Symmetry, NUM_PUSHES};
+use super::geometry::{self, Bitboard, Cell, Point, PushGeometry, Symmetry, NUM_PUSHES};
 
 /// A push: which of the 42 (dot, entry point) pairs, and whether the piece put
 /// in is a GIPF piece.

@@ -1,6 +1,6 @@
-//! The board: its 61 cells (37 interior points and 24 rim dots), the 21 lines
-//! through the interior, the 42 pushes and the 12 symmetries, all as tables
-//! computed once.
+//! The board: its 61 cells (37 interior points and 24 rim dots), sets of
+//! points as the bits of a `u64`, the 21 lines through the interior, the 42
+//! pushes and the 12 symmetries, all as tables computed once.
 //!
 //! Cells use axial hexagon coordinates `(q, r)`: `q` is the column (`a` = -4 ..
 //! `i` = 4), a step up a column is `(0, +1)`, "up-right" is `(+1, 0)` and
@@ -9,8 +9,6 @@
 
 use std::fmt;
 use std::sync::LazyLock;
-
-use super::bitboard::Bitboard;
 
 /// Number of cells (interior points and dots).
 pub const NUM_CELLS: usize = 61;
@@ -396,6 +394,81 @@ impl Symmetry {
     /// The image of line number `line`.
     pub fn line(self, line: usize) -> usize {
         TABLES.sym_line[self.index()][line] as usize
+    }
+}
+
+/// A set of interior points; bit `i` stands for `Point(i)`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default)]
+pub struct Bitboard(pub u64);
+
+impl Bitboard {
+    pub const EMPTY: Bitboard = Bitboard(0);
+
+    pub fn contains(self, p: Point) -> bool {
+        self.0 & p.bit() != 0
+    }
+
+    pub fn with(self, p: Point) -> Bitboard {
+        Bitboard(self.0 | p.bit())
+    }
+
+    pub fn without(self, p: Point) -> Bitboard {
+        Bitboard(self.0 & !p.bit())
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn len(self) -> u32 {
+        self.0.count_ones()
+    }
+
+    pub fn is_subset(self, other: Bitboard) -> bool {
+        self.0 & !other.0 == 0
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Point> {
+        let mut bits = self.0;
+        std::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            Some(Point::new(i))
+        })
+    }
+
+    pub fn transform(self, sym: Symmetry) -> Bitboard {
+        self.iter().fold(Bitboard::EMPTY, |b, p| b.with(p.transform(sym)))
+    }
+}
+
+impl std::ops::BitAnd for Bitboard {
+    type Output = Bitboard;
+    fn bitand(self, rhs: Bitboard) -> Bitboard {
+        Bitboard(self.0 & rhs.0)
+    }
+}
+
+impl std::ops::BitOr for Bitboard {
+    type Output = Bitboard;
+    fn bitor(self, rhs: Bitboard) -> Bitboard {
+        Bitboard(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::Not for Bitboard {
+    type Output = Bitboard;
+    fn not(self) -> Bitboard {
+        Bitboard(!self.0 & ((1 << NUM_POINTS) - 1))
+    }
+}
+
+impl FromIterator<Point> for Bitboard {
+    fn from_iter<I: IntoIterator<Item = Point>>(iter: I) -> Bitboard {
+        iter.into_iter().fold(Bitboard::EMPTY, Bitboard::with)
     }
 }
 

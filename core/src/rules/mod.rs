@@ -3,7 +3,6 @@
 //! positions as JSON, and game records.
 
 mod action;
-mod bitboard;
 #[cfg(test)]
 pub(crate) mod fixtures;
 mod geometry;
@@ -14,10 +13,9 @@ mod record;
 mod setup;
 
 pub use action::{parse_actions, Action, NotationError, Push};
-pub use bitboard::Bitboard;
 pub use geometry::{
-    line_layout, lines, push_index, pushes, Cell, Line, Point, PushGeometry, Symmetry, LINES_PER_DIRECTION, NUM_CELLS,
-    NUM_LINES, NUM_POINTS, NUM_PUSHES, NUM_SYMMETRIES,
+    line_layout, lines, push_index, pushes, Bitboard, Cell, Line, Point, PushGeometry, Symmetry, LINES_PER_DIRECTION,
+    NUM_CELLS, NUM_LINES, NUM_POINTS, NUM_PUSHES, NUM_SYMMETRIES,
 };
 pub use perft::perft;
 pub use picture::picture;

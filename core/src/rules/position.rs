@@ -7,8 +7,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::action::{Action, Push};
-use super::bitboard::Bitboard;
-use super::geometry::{self, Point, Symmetry, LINES_PER_DIRECTION, NUM_LINES, NUM_PUSHES};
+use super::geometry::{self, Bitboard, Point, Symmetry, LINES_PER_DIRECTION, NUM_LINES, NUM_PUSHES};
 
 /// A player, and the colour of their pieces.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
