@@ -432,6 +432,12 @@ impl Window {
         openings: &mut HashSet<Vec<crate::rules::Action>>,
     ) {
         self.seen.insert(file.name.clone());
+        let folder = file.path.parent().unwrap_or(Path::new("."));
+        let Some(_mark) = super::reading::start(folder, &file.name) else {
+            report.skipped.push((file.path.clone(), "its reader stopped while reading it, twice: set aside".into()));
+            self.left.push(file.name.clone());
+            return;
+        };
         let read = match shards::read(file) {
             Ok(read) => read,
             Err(e) => {

@@ -17,6 +17,7 @@ pub mod data;
 mod driver;
 mod from;
 mod logs;
+mod reading;
 pub mod run;
 mod run_dir;
 pub mod step;

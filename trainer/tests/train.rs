@@ -922,3 +922,25 @@ fn games_of_another_variant_are_skipped() {
         report.skipped
     );
 }
+
+/// A shard during whose reading the reader stopped twice (killed for its
+/// memory, say: `.reading` names it) is set aside on the next start, with
+/// a warning, instead of killing every restart; the other shards train.
+#[test]
+fn a_shard_that_stopped_its_reader_twice_is_set_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    play(dir.path(), 2, 9, "a");
+    play(dir.path(), 2, 10, "b");
+    let mut shards = gipf::shards::list(dir.path()).unwrap();
+    gipf::shards::sort(&mut shards);
+    let killer = shards.first().unwrap().name.clone();
+    std::fs::write(dir.path().join(".reading"), format!(r#"{{"file": "{killer}", "tries": 2}}"#)).unwrap();
+    let mut window = Window::new(&tiny());
+    let report = window.load_new(dir.path(), |_| 100_000).unwrap();
+    assert_eq!(report.skipped.len(), 1, "{:?}", report.skipped);
+    assert!(report.skipped[0].1.contains("its reader stopped while reading it, twice"), "{:?}", report.skipped);
+    assert!(dir.path().join(format!(".stopped-reader-{killer}")).is_file());
+    assert!(!dir.path().join(".reading").exists(), "no mark left once the files are read");
+    assert_eq!(shards.len(), 2);
+    assert!(!window.is_empty(), "the other shard trains");
+}
