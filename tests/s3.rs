@@ -399,3 +399,27 @@ fn a_publish_whose_reply_was_lost_is_recognised_as_done() {
     let err = models.publish_checkpoint("", &five, 5, first.as_deref()).unwrap_err();
     assert!(err.is::<gipf::store::Superseded>(), "{err:#}");
 }
+
+/// The loop with its run in the store behind a proxy that loses every
+/// eighth piece of a reply (the request itself landed):
+/// every store call meets lost replies, retried by the client or at the
+/// next try. The loop finishes its generations (the only trainer is never
+/// stopped as "another trainer"), every game reaches the store once, the
+/// newest checkpoint is published.
+#[test]
+fn the_loop_goes_on_through_lost_replies() {
+    let server = S3Server::start();
+    let proxy = s3::LossyProxy::start(&server.endpoint, 8);
+    let dir = tempfile::tempdir().unwrap();
+    let (cache, config) = (dir.path().join("cache"), config(dir.path()));
+    let url = format!("s3://{BUCKET}/runs/lossy");
+    let mut run = gipf(&server, &cache, &["loop", "--config", config.to_str().unwrap(), "--run", &url]);
+    run.args(["--generations", "6", "--device", "cpu"]).env("AWS_ENDPOINT_URL", &proxy.endpoint);
+    let (out, log) = output(run);
+    assert!(out.status.success(), "{log}");
+    let lost = proxy.lost.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(lost > 0, "no reply was lost");
+    let stored = check_consumed(&server, &cache, &url, &log);
+    assert!(stored.len() >= 6 * 2, "{} games for 6 generations of 2", stored.len());
+    println!("lost replies: {lost} lost, the loop finished, {} games stored once each", stored.len());
+}

@@ -205,6 +205,60 @@ impl SilentProxy {
     }
 }
 
+/// A TCP proxy in front of a server that loses replies: every `every`-th
+/// piece of a reply that the server sends (counted over all connections) is
+/// swallowed and its connection closed, after the request had landed, as
+/// when a proxy answers 503 or a timeout cuts a request short.
+pub struct LossyProxy {
+    pub endpoint: String,
+    /// Replies lost so far.
+    pub lost: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl LossyProxy {
+    pub fn start(endpoint: &str, every: usize) -> LossyProxy {
+        use std::io::{Read, Write};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let target = endpoint.trim_start_matches("http://").to_string();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let proxy = format!("http://{}", listener.local_addr().unwrap());
+        let lost = std::sync::Arc::new(AtomicUsize::new(0));
+        let pieces = std::sync::Arc::new(AtomicUsize::new(0));
+        let counter = lost.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = std::net::TcpStream::connect(&target) else { continue };
+                let (mut client_in, mut server_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let mut buffer = [0u8; 16384];
+                    while let Ok(n @ 1..) = client_in.read(&mut buffer) {
+                        if server_out.write_all(&buffer[..n]).is_err() {
+                            break;
+                        }
+                    }
+                });
+                let (counter, pieces) = (counter.clone(), pieces.clone());
+                std::thread::spawn(move || {
+                    let (mut server_in, mut client_out) = (server, client);
+                    let mut buffer = [0u8; 16384];
+                    while let Ok(n @ 1..) = server_in.read(&mut buffer) {
+                        if pieces.fetch_add(1, Ordering::Relaxed) % every == every - 1 {
+                            counter.fetch_add(1, Ordering::Relaxed);
+                            break;
+                        }
+                        if client_out.write_all(&buffer[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = client_out.shutdown(std::net::Shutdown::Both);
+                    let _ = server_in.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        });
+        LossyProxy { endpoint: proxy, lost }
+    }
+}
+
 /// Waits until the log file `log` (written by a child process) holds one of
 /// `signs`, polling; panics with the log after `within`. An outage is kept
 /// until the program has met it, rather than for a fixed time.
