@@ -309,7 +309,7 @@ pub fn self_play_loop(config: &Config, run: &RunDir, how: &Start, generations: O
             let path = save(&trainer, run, &mut publisher)?;
             tracing::info!(generation, step = trainer.step, checkpoint = %path.display(), "trained");
             if let Some(gate) = &config.gate {
-                gate_checkpoint(&path, gate, config, run, (device, seed), trainer.step, &mut logs)?;
+                gate_checkpoint(&path, gate, config, run, how, trainer.step, &mut logs)?;
             }
         }
     }
@@ -323,11 +323,11 @@ fn gate_checkpoint(
     gate: &crate::config::GateConfig,
     config: &Config,
     run: &RunDir,
-    (device, seed): (Device, u64),
+    how: &Start,
     step: u64,
     logs: &mut Logs,
 ) -> Result<()> {
-    let outcome = arena::gate::gate(&run.root, path, gate, config, device, seed ^ step)?;
+    let outcome = arena::gate::gate(&run.root, path, gate, config, how.device, how.seed ^ step)?;
     let best = if outcome.accepted { &outcome.candidate } else { &outcome.previous_best };
     logs.gate(step, outcome.tally.score(), read_meta(best)?.step);
     tracing::info!(

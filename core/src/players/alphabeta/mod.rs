@@ -100,6 +100,22 @@ pub struct AlphaBeta {
     depth_reached: u32,
 }
 
+/// How deep a search goes from a node: the pushes left, and the node's ply
+/// from the root.
+#[derive(Clone, Copy)]
+struct Depth {
+    left: i32,
+    ply: u32,
+}
+
+/// A search window: values at or below `alpha` or at or above `beta` are
+/// bounds, not exact.
+#[derive(Clone, Copy)]
+struct Window {
+    alpha: i32,
+    beta: i32,
+}
+
 impl AlphaBeta {
     /// The `alphabeta` player: a search to `limit`, reading `clock` for a time limit.
     pub fn new(limit: Limit, clock: Clock) -> AlphaBeta {
@@ -196,7 +212,8 @@ impl AlphaBeta {
         let original_alpha = alpha;
         let (mut best, mut best_value) = (actions[0], -WIN - 1);
         for (i, action) in actions.into_iter().enumerate() {
-            let value = self.action_value(pos, me, action, depth, (alpha, beta), 0, i == 0);
+            let value =
+                self.action_value(pos, me, action, Depth { left: depth, ply: 0 }, Window { alpha, beta }, i == 0);
             if self.stopped {
                 break;
             }
@@ -215,43 +232,32 @@ impl AlphaBeta {
     /// The value for `me` of `action` in `pos` in the window: in a classic
     /// search every action after the first is tried with a null window
     /// first, and searched again only if it may be better.
-    #[allow(clippy::too_many_arguments)]
     fn action_value(
         &mut self,
         pos: &Position,
         me: Color,
         action: Action,
-        depth: i32,
-        (alpha, beta): (i32, i32),
-        ply: u32,
+        at: Depth,
+        window: Window,
         first: bool,
     ) -> i32 {
+        let Window { alpha, beta } = window;
         if self.style == Style::Plain || first || beta - alpha <= 1 {
-            return self.edge_value(pos, me, action, depth, alpha, beta, ply);
+            return self.edge_value(pos, me, action, at, window);
         }
-        let value = self.edge_value(pos, me, action, depth, alpha, alpha + 1, ply);
+        let value = self.edge_value(pos, me, action, at, Window { alpha, beta: alpha + 1 });
         if value > alpha && value < beta && !self.stopped {
-            return self.edge_value(pos, me, action, depth, alpha, beta, ply);
+            return self.edge_value(pos, me, action, at, window);
         }
         value
     }
 
-    /// The value for `me` of playing `action` in `pos`, searched with the window (alpha, beta).
-    #[allow(clippy::too_many_arguments)]
-    fn edge_value(
-        &mut self,
-        pos: &Position,
-        me: Color,
-        action: Action,
-        depth: i32,
-        alpha: i32,
-        beta: i32,
-        ply: u32,
-    ) -> i32 {
+    /// The value for `me` of playing `action` in `pos`, searched in `window`.
+    fn edge_value(&mut self, pos: &Position, me: Color, action: Action, at: Depth, window: Window) -> i32 {
         let mut child = *pos;
         child.play_unchecked(action);
-        let depth = if matches!(action, Action::Push(_)) { depth - 1 } else { depth };
-        self.child_value(&child, me, depth, alpha, beta, ply)
+        let depth = if matches!(action, Action::Push(_)) { at.left - 1 } else { at.left };
+        self.child_value(&child, me, depth, window.alpha, window.beta, at.ply)
     }
 
     /// The value for `me` (who acted at `ply`) of `child`, searched to `depth`.
@@ -294,7 +300,7 @@ impl AlphaBeta {
         let mut best_value = -WIN - 1;
         let mut best_action = None;
         for (i, action) in self.ordered_actions(pos, ply, entry.and_then(|e| e.best)).into_iter().enumerate() {
-            let value = self.action_value(pos, me, action, depth, (alpha, beta), ply, i == 0);
+            let value = self.action_value(pos, me, action, Depth { left: depth, ply }, Window { alpha, beta }, i == 0);
             if self.stopped {
                 return 0;
             }
