@@ -266,8 +266,8 @@ pub const REFERENCE: &str = "reference";
 /// run; its card with its strength is `models/README.md`), built into the
 /// program: what play, the engine and the arena use when no checkpoint is
 /// named. Written once into the per-user cache (under the sha256 of its
-/// files, so that a new reference never meets an old copy), so that a binary run from any
-/// folder has it.
+/// files, so that a new reference never meets an old copy), so that a
+/// binary run from any folder has it.
 pub fn reference_checkpoint() -> Result<PathBuf> {
     const WEIGHTS: &[u8] = include_bytes!("../models/reference.safetensors");
     const DESCRIPTION: &[u8] = include_bytes!("../models/reference.json");

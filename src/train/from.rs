@@ -49,18 +49,14 @@ impl Trainer {
             true => Trainer::load(config, weights, device)?,
             false => Trainer::with_network(config, Network::load(weights, &config.network, device)?),
         };
-        let bytes = std::fs::read(weights).with_context(|| format!("cannot read {}", weights.display()))?;
+        let sha256 = sha256_of(weights)?;
         trainer.step = 0;
         trainer.samples_drawn = 0;
         trainer.samples_read = 0;
         trainer.games_read = GamesRead::default();
         trainer.resumed_at = Instant::now();
         trainer.lineage = Lineage {
-            parent: Some(Parent {
-                file: parent.name.clone(),
-                step: meta.step,
-                sha256: crate::durable::sha256_hex(&bytes),
-            }),
+            parent: Some(Parent { file: parent.name.clone(), step: meta.step, sha256 }),
             inherited: compute_behind(&meta),
             run: Compute::default(),
             machine: machine_name(),
@@ -86,8 +82,7 @@ impl Trainer {
             return Ok(trainer);
         }
         let trainer = Trainer::resume_or_new(config, models, device, seed)?;
-        let bytes = std::fs::read(&from.weights).with_context(|| format!("cannot read {}", from.weights.display()))?;
-        let sha256 = crate::durable::sha256_hex(&bytes);
+        let sha256 = sha256_of(&from.weights)?;
         match &trainer.lineage.parent {
             Some(parent) if parent.sha256 == sha256 => Ok(trainer),
             other => {
@@ -103,6 +98,12 @@ impl Trainer {
             }
         }
     }
+}
+
+/// The sha256 of a weights file, which names a parent.
+fn sha256_of(weights: &Path) -> Result<String> {
+    let bytes = std::fs::read(weights).with_context(|| format!("cannot read {}", weights.display()))?;
+    Ok(crate::durable::sha256_hex(&bytes))
 }
 
 /// All the compute behind a checkpoint; for one written before lineages,
