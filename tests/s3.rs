@@ -344,6 +344,16 @@ fn oversized_objects_and_shards_from_the_future_are_refused() {
     assert_eq!(listed, [&shard(now, 0), &shard(now + 1000, 1)]);
 }
 
+/// Checkpoints of a tiny network at `steps`, saved in `dir`; their weights files.
+fn tiny_checkpoints<const N: usize>(dir: &Path, steps: [u64; N]) -> [PathBuf; N] {
+    let config = gipf::config::Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")));
+    let mut trainer = gipf::train::Trainer::new(&config.unwrap(), tch::Device::Cpu, 1);
+    steps.map(|step| {
+        trainer.step = step;
+        trainer.save(dir).unwrap()
+    })
+}
+
 /// `latest.json` is published by a conditional write on the version the
 /// publisher last saw: a trainer that lost its lease (another published
 /// since) is refused with [`gipf::store::Superseded`], and the newer
@@ -353,13 +363,7 @@ fn a_publisher_with_a_stale_view_cannot_overwrite_a_newer_latest_json() {
     let server = S3Server::start();
     let models = server.store(&format!("s3://{BUCKET}/runs/publish/models"));
     let dir = tempfile::tempdir().unwrap();
-    let config = gipf::config::Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")));
-    let mut trainer = gipf::train::Trainer::new(&config.unwrap(), tch::Device::Cpu, 1);
-    let mut save = |step: u64| {
-        trainer.step = step;
-        trainer.save(dir.path()).unwrap()
-    };
-    let (five, ten, six) = (save(5), save(10), save(6));
+    let [five, ten, six] = tiny_checkpoints(dir.path(), [5, 10, 6]);
     let first = models.publish_checkpoint("", &five, 5, None).unwrap();
     assert!(first.is_some(), "the store gives a version");
     let newer = models.publish_checkpoint("", &ten, 10, first.as_deref()).unwrap();
@@ -383,13 +387,7 @@ fn a_publish_whose_reply_was_lost_is_recognised_as_done() {
     let server = S3Server::start();
     let models = server.store(&format!("s3://{BUCKET}/runs/lost-reply/models"));
     let dir = tempfile::tempdir().unwrap();
-    let config = gipf::config::Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")));
-    let mut trainer = gipf::train::Trainer::new(&config.unwrap(), tch::Device::Cpu, 1);
-    let mut save = |step: u64| {
-        trainer.step = step;
-        trainer.save(dir.path()).unwrap()
-    };
-    let (five, ten) = (save(5), save(10));
+    let [five, ten] = tiny_checkpoints(dir.path(), [5, 10]);
     let first = models.publish_checkpoint("", &five, 5, None).unwrap();
     let again = models.publish_checkpoint("", &five, 5, None).unwrap();
     assert_eq!(again, first, "the first publish, tried again after a lost reply");
