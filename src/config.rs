@@ -117,10 +117,12 @@ pub struct TrainConfig {
     pub precision: Precision,
     pub batch_size: usize,
     /// SGD with momentum; the rate is multiplied by `lr_drop_factor` every
-    /// `lr_drop_every` steps (0: never).
+    /// `lr_drop_every` steps (0: never), and once more when the run has
+    /// trained `lr_drop_after_hours` (0: never; a drop late in a timed leg).
     pub learning_rate: f64,
     pub lr_drop_every: u64,
     pub lr_drop_factor: f64,
+    pub lr_drop_after_hours: f64,
     pub momentum: f64,
     pub weight_decay: f64,
     pub value_loss_weight: f64,
@@ -318,6 +320,7 @@ impl Config {
         check_positive("train.learning_rate", t.learning_rate, 10.0)?;
         check_range("train.lr_drop_every", t.lr_drop_every as i64, 0, i64::MAX)?;
         check_positive("train.lr_drop_factor", t.lr_drop_factor, 1.0)?;
+        check_up_to("train.lr_drop_after_hours", t.lr_drop_after_hours, 100_000.0)?;
         check_unit("train.momentum", t.momentum)?;
         check_unit("train.weight_decay", t.weight_decay)?;
         check_positive("train.value_loss_weight", t.value_loss_weight, 100.0)?;

@@ -266,18 +266,24 @@ impl Trainer {
 
     /// The lineage with this run's compute up to now.
     pub fn lineage_now(&self) -> Lineage {
-        let hours = self.lineage.run.hours + self.resumed_at.elapsed().as_secs_f64() / 3600.0;
-        let run =
-            Compute { hours, steps: self.step, samples_drawn: self.samples_drawn, samples_read: self.samples_read };
+        let (steps, samples_drawn, samples_read) = (self.step, self.samples_drawn, self.samples_read);
+        let run = Compute { hours: self.run_hours(), steps, samples_drawn, samples_read };
         Lineage { run, ..self.lineage.clone() }
+    }
+
+    /// The hours this run has trained: its checkpoint's, and this process's.
+    fn run_hours(&self) -> f64 {
+        self.lineage.run.hours + self.resumed_at.elapsed().as_secs_f64() / 3600.0
     }
 
     pub fn learning_rate(&self) -> f64 {
         let t = &self.config.train;
-        match t.lr_drop_every {
-            0 => t.learning_rate,
-            every => t.learning_rate * t.lr_drop_factor.powi((self.step / every) as i32),
-        }
+        let drops = match t.lr_drop_every {
+            0 => 0,
+            every => self.step / every,
+        };
+        let late = t.lr_drop_after_hours > 0.0 && self.run_hours() >= t.lr_drop_after_hours;
+        t.learning_rate * t.lr_drop_factor.powi(drops as i32 + i32::from(late))
     }
 
     /// One SGD step on `batch`, read back at once. A loss that is not

@@ -147,3 +147,17 @@ fn a_resumed_run_counts_its_hours_on() {
     let resumed = Trainer::resume_or_new(&tiny(), dir.path(), Device::Cpu, 1).unwrap();
     assert!(resumed.lineage_now().run.hours >= hours);
 }
+
+/// `train.lr_drop_after_hours`: the rate drops once the run (its hours
+/// counted across restarts) has trained that long.
+#[test]
+fn the_rate_drops_late_in_a_timed_run() {
+    let mut config = tiny();
+    config.train.lr_drop_after_hours = 1.0;
+    let mut trainer = Trainer::new(&config, Device::Cpu, 1);
+    assert_eq!(trainer.learning_rate(), config.train.learning_rate);
+    trainer.lineage.run.hours = 1.0;
+    assert!((trainer.learning_rate() - config.train.learning_rate * config.train.lr_drop_factor).abs() < 1e-12);
+    config.train.lr_drop_after_hours = 0.0;
+    assert_eq!(Trainer::new(&config, Device::Cpu, 1).learning_rate(), config.train.learning_rate);
+}
