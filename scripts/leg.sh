@@ -17,6 +17,8 @@
 #   GAMES=200 MOVETIME=250 THREADS=2   the gate (run it on a quiet machine)
 #   LEG=1 GATE=1   0 skips the training or the gate
 #   NICE=0         the loop's niceness, when other work shares the machine
+#   CANDIDATE=     the checkpoint to gate (default: the leg's newest), e.g. a
+#                  leg's checkpoint kept in models/candidates/ for a later session
 #   HISTORY=4      older generations' weights kept in models/history/
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,7 +67,7 @@ if [ "$LEG" = 1 ]; then
 fi
 [ "$GATE" = 1 ] || exit 0
 
-candidate="$(newest_checkpoint)"
+candidate="${CANDIDATE:-$(newest_checkpoint)}"
 [ -n "$candidate" ] || { echo "leg $N: no checkpoint in $RUN/models" >&2; exit 1; }
 gate="$RUN/report/gate.txt"
 echo "leg $N: gating $candidate against the reference, $GAMES games at ${MOVETIME} ms" >&2
