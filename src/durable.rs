@@ -48,6 +48,18 @@ pub fn write_file(tmp: &Path, bytes: &[u8]) -> Result<()> {
     written
 }
 
+/// Writes `path` by `write`, which writes the new file it is given (a
+/// [`temporary_path`] beside `path`), then publishes it; on failure nothing
+/// is left, and `path` holds what it held.
+pub fn write_through(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let tmp = temporary_path(path)?;
+    let done = write(&tmp).and_then(|()| publish(&tmp, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
+}
+
 /// An error naming `dir` unless a file can be created in it (a read-only
 /// or full folder is reported before any work).
 pub fn check_writable(dir: &Path) -> Result<()> {

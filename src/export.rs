@@ -111,15 +111,12 @@ pub fn export(weights: &Path, out: &Path) -> Result<Vec<PathBuf>> {
         CModule::create_by_tracing("GipfNet", "forward", &[example], &mut |xs| vec![joined_output(&network, &xs[0])])
     };
     let script = out.join(TORCHSCRIPT_FILE);
-    let script_tmp = crate::durable::temporary_path(&script)?;
-    let saved = traced
-        .context("tracing the network")
-        .and_then(|m| m.save(&script_tmp).with_context(|| format!("cannot write {}", script_tmp.display())));
+    let saved = crate::durable::write_through(&script, |tmp| {
+        let module = traced.context("tracing the network")?;
+        module.save(tmp).with_context(|| format!("cannot write {}", tmp.display()))
+    });
     network.vs.unfreeze();
-    if let Err(e) = saved.and_then(|()| crate::durable::publish(&script_tmp, &script)) {
-        let _ = std::fs::remove_file(&script_tmp);
-        return Err(e);
-    }
+    saved?;
 
     let weights_out = out.join(WEIGHTS_FILE);
     let bytes = std::fs::read(weights).with_context(|| format!("cannot read {}", weights.display()))?;

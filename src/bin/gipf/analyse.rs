@@ -76,13 +76,7 @@ pub fn run(args: Args) -> Result<()> {
     write("review.txt", review.text().as_bytes())?;
     write("review.json", serde_json::to_string_pretty(&review)?.as_bytes())?;
     // Drawn under a new name, then renamed into place: never through a link planted there.
-    let png = out.join("review.png");
-    let tmp = gipf::durable::temporary_path(&png)?;
-    let drawn = review.plot(&tmp).and_then(|()| gipf::durable::publish(&tmp, &png));
-    if drawn.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    drawn?;
+    gipf::durable::write_through(&out.join("review.png"), |tmp| review.plot(tmp))?;
     print!("{}", review.text());
     println!(
         "wrote {}",
