@@ -1,24 +1,31 @@
 #!/usr/bin/env bash
-# One leg of the model lineage, and its gate: `gipf loop --from reference`
-# (the newest generation, models/reference.*) for MINUTES of training in
-# runs/leg-N, then the leg's newest checkpoint against the reference at
-# MOVETIME ms per action over GAMES colour-swapped games. The leg is
-# promoted (its checkpoint becomes models/reference.*, the old reference
-# moves to models/history/) only when the lower end of the score's 95%
-# interval is above 50%. Every leg, promoted or not, gets a row in the
-# lineage table of models/README.md.
+# One leg of the model lineage, and its gate. The leg trains for MINUTES
+# with `gipf loop --from` the lineage's tip (models/tip.*, the newest leg's
+# checkpoint with its optimizer state; the reference before the first leg)
+# in runs/leg-N, and its newest checkpoint becomes the new tip: training
+# continues from it whatever its gate says, as Leela Chess Zero's training
+# runs go on between promotions. The gate plays the leg's checkpoint against
+# the reference (models/reference.*, the model the programs play) over GAMES
+# colour-swapped games at BUDGET per action; it is promoted (it becomes the
+# reference, the old one moves to models/history/) only when the lower end
+# of the score's 95% interval is above 50%. Every gate, promoted or not,
+# adds a row to the lineage table of models/README.md.
 #
 #   scripts/leg.sh N [CONFIG]
 #
 # Settings (environment):
-#   MINUTES=120    training time of the leg; a leg stopped early (the session
-#                  ended) resumes for the minutes its checkpoints have not yet
-#                  counted (their lineage's hours)
-#   GAMES=200 MOVETIME=250 THREADS=2   the gate (run it on a quiet machine)
+#   MINUTES=120    training time of the leg; a leg stopped early resumes for
+#                  the minutes its checkpoints have not yet counted (their
+#                  lineage's hours) while runs/leg-N is still there
+#   GAMES=200 BUDGET=400 THREADS=2   the gate: BUDGET simulations per action
+#                  (400: about 140 ms on a 2-core AMD EPYC), or a time such as
+#                  250ms. Both sides have the same network shape, so equal
+#                  simulations are equal compute, and a gate in simulations
+#                  gives the same result on a busy machine as on a quiet one.
 #   LEG=1 GATE=1   0 skips the training or the gate
-#   NICE=0         the loop's niceness, when other work shares the machine
-#   CANDIDATE=     the checkpoint to gate (default: the leg's newest), e.g. a
-#                  leg's checkpoint kept in models/candidates/ for a later session
+#   NICE=0         the processes' niceness, when other work shares the machine
+#   CANDIDATE=     the checkpoint to gate (default: the leg's newest, or the
+#                  tip when runs/leg-N is gone, as in a later session)
 #   HISTORY=4      older generations' weights kept in models/history/
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +38,7 @@ CONFIG="${2:-configs/cpu.toml}"
 RUN="runs/leg-$N"
 MINUTES="${MINUTES:-120}"
 GAMES="${GAMES:-200}"
-MOVETIME="${MOVETIME:-250}"
+BUDGET="${BUDGET:-400}"
 THREADS="${THREADS:-2}"
 LEG="${LEG:-1}"
 GATE="${GATE:-1}"
@@ -45,6 +52,8 @@ mkdir -p "$RUN/report"
 newest_checkpoint() { ls "$RUN"/models/step-*.safetensors 2>/dev/null | sort | tail -n 1; }
 # json FILE EXPRESSION: a value of a checkpoint's description (d), in Python.
 json() { python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1"; }
+from=reference
+[ -f models/tip.safetensors ] && from=models/tip.safetensors
 
 if [ "$LEG" = 1 ]; then
     done_minutes=0
@@ -53,9 +62,9 @@ if [ "$LEG" = 1 ]; then
     fi
     left=$((MINUTES - done_minutes))
     if [ "$left" -gt 0 ]; then
-        echo "leg $N: training $left minutes from the reference with $CONFIG in $RUN" >&2
+        echo "leg $N: training $left minutes from $from with $CONFIG in $RUN" >&2
         # One SIGTERM, to the loop alone: it writes its games, saves its steps and exits.
-        nice -n "$NICE" "$GIPF" loop --config "$CONFIG" --run "$RUN" --from reference &
+        nice -n "$NICE" "$GIPF" loop --config "$CONFIG" --run "$RUN" --from "$from" &
         loop=$!
         (sleep $((left * 60)) && kill -TERM "$loop" 2>/dev/null) &
         timer=$!
@@ -64,14 +73,25 @@ if [ "$LEG" = 1 ]; then
         kill "$timer" 2>/dev/null || true
         [ "$status" -eq 0 ] || { echo "leg $N: the loop failed ($status)" >&2; exit 1; }
     fi
+    newest="$(newest_checkpoint)"
+    # The new tip, each file under a temporary name first.
+    for ext in safetensors json optim; do
+        if [ -f "${newest%.safetensors}.$ext" ]; then
+            cp "${newest%.safetensors}.$ext" "models/tip.$ext.tmp" && mv "models/tip.$ext.tmp" "models/tip.$ext"
+        else
+            rm -f "models/tip.$ext"
+        fi
+    done
+    echo "leg $N: $newest is the lineage's tip (models/tip.*)" >&2
 fi
 [ "$GATE" = 1 ] || exit 0
 
 candidate="${CANDIDATE:-$(newest_checkpoint)}"
+candidate="${candidate:-models/tip.safetensors}"
 [ -n "$candidate" ] || { echo "leg $N: no checkpoint in $RUN/models" >&2; exit 1; }
 gate="$RUN/report/gate.txt"
-echo "leg $N: gating $candidate against the reference, $GAMES games at ${MOVETIME} ms" >&2
-"$GIPF" arena "$candidate@${MOVETIME}ms" "reference@${MOVETIME}ms" --games "$GAMES" --threads "$THREADS" \
+echo "leg $N: gating $candidate against the reference, $GAMES games at $BUDGET" >&2
+nice -n "$NICE" "$GIPF" arena "$candidate@$BUDGET" "reference@$BUDGET" --games "$GAMES" --threads "$THREADS" \
     --config "$CONFIG" --seed "$N" | tee "$gate"
 # "score 55.0% [48.1%, 61.7%]": the score and the interval's lower end.
 score="$(sed -n 's/.*score \([0-9.]*\)% \[\([0-9.]*\)%.*/\1/p' "$gate")"
@@ -81,13 +101,15 @@ promoted=0
 if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 50 else 1)" "$lower"; then promoted=1; fi
 
 description="${candidate%.safetensors}.json"
+budget_words="$BUDGET"
+[[ "$BUDGET" =~ ^[0-9]+$ ]] && budget_words="$BUDGET simulations"
 row="$(json "$description" "' | '.join([
-    '$N', '\`$RUN\` step %d' % d['step'], d['lineage']['parent']['file'] + ' step %d' % d['lineage']['parent']['step'],
+    '$N', '\`$RUN\` step %d' % d['step'], '%s step %d (%s)' % (d['lineage']['parent']['file'], d['lineage']['parent']['step'], d['lineage']['parent']['sha256'][:8]),
     '%.2f h, %s' % (d['lineage']['run']['hours'], d['lineage']['machine']),
     '%.2f M read, %.1f M drawn' % (d['lineage']['run']['samples_read'] / 1e6, d['lineage']['run']['samples_drawn'] / 1e6),
     '%.2f h, %.2f M read' % (d['lineage']['inherited']['hours'] + d['lineage']['run']['hours'],
         (d['lineage']['inherited']['samples_read'] + d['lineage']['run']['samples_read']) / 1e6),
-    '$record, $score% [$lower%, …] at ${MOVETIME} ms',
+    '$record, $score% [$lower%, …] at $budget_words',
     'promoted' if $promoted else 'not promoted'])")"
 echo "leg $N: | $row |" >&2
 python3 - "$row" <<'EOF'
