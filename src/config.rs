@@ -414,6 +414,13 @@ fn memory_bytes() -> u64 {
 mod tests {
     use super::*;
 
+    /// The core's default search settings, which the web board's engine
+    /// uses, are configs/cpu.toml's.
+    #[test]
+    fn the_default_search_is_the_cpu_configs() {
+        assert_eq!(Config::parse(DEFAULTS).unwrap().search, crate::search::SearchConfig::default());
+    }
+
     /// Keys each in range whose products would allocate without bound are
     /// refused, naming the keys (4,096 games × 256 leaves ended in a
     /// LibTorch allocation panic after gigabytes).

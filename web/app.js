@@ -23,9 +23,6 @@ function ask(request, inBackground = false) {
     });
 }
 
-// The search settings of configs/cpu.toml's [search], as `gipf engine` uses them.
-const SEARCH = { c_puct: 1.5, fpu_reduction: 0.2, batch_size: 4, virtual_loss: 1.0 };
-
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
 const SIZE = 62;
@@ -284,7 +281,7 @@ async function analyse() {
     if (!$("analyse").checked || !state || state.winner || !humanToAct()) return;
     const moves = state.moves.length;
     const simulations = $("opponent").value === "model" ? strength() : 64;
-    const answer = await ask({ cmd: "model_move", simulations, search: SEARCH }, true);
+    const answer = await ask({ cmd: "model_move", simulations }, true);
     if (!answer.done || state.moves.length !== moves || !humanToAct() || !$("analyse").checked) return;
     showThinking(answer);
 }
@@ -297,7 +294,7 @@ async function opponentTurn() {
         let answer;
         if ($("opponent").value === "model") {
             const simulations = strength();
-            answer = await ask({ cmd: "model_move", simulations, search: SEARCH });
+            answer = await ask({ cmd: "model_move", simulations });
             if (answer.done) showThinking(answer);
         } else {
             answer = await ask({ cmd: "baseline", player: opponentSpec(), seed: seed++ });

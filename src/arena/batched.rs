@@ -9,48 +9,51 @@ use anyhow::Result;
 use super::{opening, MatchOptions, MatchReport, Tally};
 use crate::net::Network;
 use crate::rules::{Color, Position};
-use crate::search::{Evaluator, Leaf, Tree};
-use rayon::prelude::*;
+use crate::search::{Batched, Root, Search, SearchConfig, Searching};
 
 struct Game {
-    index: u32,
-    pos: Position,
     actions: u32,
     a_color: Color,
-    /// The search of the current decision.
-    tree: Option<Tree>,
+    /// The search of the current decision, on a fresh tree.
+    search: Search,
+}
+
+impl Searching for Game {
+    fn search(&mut self) -> &mut Search {
+        &mut self.search
+    }
 }
 
 impl Game {
-    /// Plays forced actions and the action of a finished search; returns
-    /// whether the game is over (ended, or at `max_actions`).
-    fn advance(&mut self, simulations: u32, max_actions: u32) -> bool {
-        loop {
-            if self.pos.is_over() || self.actions >= max_actions {
-                return true;
-            }
-            let action = match &self.tree {
-                Some(tree) if tree.root_expanded() && tree.root_visits() >= simulations => {
-                    tree.best_action().expect("a searched root has actions")
-                }
-                Some(_) => return false,
-                None => {
-                    let legal = self.pos.legal_actions();
-                    if legal.len() > 1 {
-                        self.tree = Some(Tree::new(self.pos));
-                        return false;
-                    }
-                    legal[0]
-                }
-            };
-            self.pos.play_unchecked(action);
+    fn position(&self) -> &Position {
+        self.search.tree().root_position()
+    }
+
+    fn is_over(&self, max_actions: u32) -> bool {
+        self.position().is_over() || self.actions >= max_actions
+    }
+
+    /// Plays the forced actions (the only legal one) and starts the search
+    /// of the next decision.
+    fn decide(&mut self, simulations: u32, max_actions: u32, config: &SearchConfig) {
+        let forced = self.search.skip_forced(max_actions.saturating_sub(self.actions) as usize);
+        self.actions += forced.len() as u32;
+        self.search = Search::new(*self.position(), 0);
+        self.search.start(simulations, Root::Plain, config);
+    }
+
+    /// Plays the action of a finished search and starts the next.
+    fn play_if_done(&mut self, simulations: u32, max_actions: u32, config: &SearchConfig) {
+        if self.search.is_done() && !self.is_over(max_actions) {
+            let action = self.search.tree().best_action().expect("a searched root has actions");
+            self.search.advance(action);
             self.actions += 1;
-            self.tree = None;
+            self.decide(simulations, max_actions, config);
         }
     }
 
     fn a_to_act(&self) -> bool {
-        self.pos.to_act() == Some(self.a_color)
+        self.position().to_act() == Some(self.a_color)
     }
 }
 
@@ -66,64 +69,38 @@ pub fn network_match(
     parallel: usize,
 ) -> Result<MatchReport> {
     let _guard = tch::no_grad_guard();
-    let search = options.search;
+    let (search, max_actions) = (&options.search, options.max_actions);
     let mut next = 0u32;
-    let mut games: Vec<Game> = Vec::new();
+    let mut games: Batched<Game> = Batched::default();
     let mut tally = Tally::default();
     let mut total_length = 0u64;
     loop {
         while games.len() < parallel.max(1) && next < options.games {
             let pos = opening(options.variant, options.opening_actions, options.seed, next / 2);
             let a_color = if next.is_multiple_of(2) { Color::White } else { Color::Black };
-            games.push(Game { index: next, pos, actions: options.opening_actions, a_color, tree: None });
+            let mut game = Game { actions: options.opening_actions, a_color, search: Search::new(pos, 0) };
+            game.decide(simulations, max_actions, search);
+            games.push(game);
             next += 1;
         }
-        let mut i = 0;
-        while i < games.len() {
-            if games[i].advance(simulations, options.max_actions) {
-                let game = games.swap_remove(i);
-                match game.pos.outcome().map(|o| o.winner == game.a_color) {
-                    Some(true) => tally.wins += 1,
-                    Some(false) => tally.losses += 1,
-                    None => tally.draws += 1,
-                }
-                total_length += game.actions as u64;
-            } else {
-                i += 1;
+        for game in games.take_if(|g| g.is_over(max_actions)) {
+            match game.position().outcome().map(|o| o.winner == game.a_color) {
+                Some(true) => tally.wins += 1,
+                Some(false) => tally.losses += 1,
+                None => tally.draws += 1,
             }
+            total_length += game.actions as u64;
         }
         if games.is_empty() {
             break;
         }
-        games.sort_by_key(|g| g.index);
-        let leaves: Vec<Vec<Leaf>> = games
-            .par_iter_mut()
-            .map(|game| {
-                let tree = game.tree.as_mut().expect("a game in play is searching");
-                let want = (simulations.saturating_sub(tree.root_visits()) as usize).clamp(1, search.batch_size);
-                tree.gather(want, &search).0
-            })
-            .collect();
         // Each network evaluates the leaves of the games where its side acts.
-        let mut evaluations = Vec::with_capacity(games.len());
         for (side_a, network) in [(true, &mut *a), (false, &mut *b)] {
-            let positions: Vec<Position> = games
-                .iter()
-                .zip(&leaves)
-                .filter(|(g, _)| g.a_to_act() == side_a)
-                .flat_map(|(g, l)| l.iter().map(|leaf| *g.tree.as_ref().expect("searching").leaf_position(leaf)))
-                .collect();
-            let mut evals = if positions.is_empty() { Vec::new() } else { network.evaluate(&positions) }.into_iter();
-            for (g, l) in games.iter().zip(&leaves) {
-                if g.a_to_act() == side_a {
-                    evaluations.push((g.index, evals.by_ref().take(l.len()).collect::<Vec<_>>()));
-                }
-            }
+            games.evaluate(network, search, |g| g.a_to_act() == side_a)?;
         }
-        evaluations.sort_by_key(|(index, _)| *index);
-        games.par_iter_mut().zip(leaves).zip(evaluations).for_each(|((game, leaves), (_, evals))| {
-            game.tree.as_mut().expect("searching").apply(leaves, evals);
-        });
+        for game in games.games_mut() {
+            game.play_if_done(simulations, max_actions, search);
+        }
     }
     let mean_length = total_length as f64 / tally.games().max(1) as f64;
     // The games move in step, so no player's time per action is its own.

@@ -1,18 +1,16 @@
 //! The policy/value network on LibTorch: a residual tower over the input
 //! planes of [`crate::encoding`], a policy head over the action indices and a
-//! value head, with the evaluator that feeds the search.
+//! value head; the search evaluates through its [`Forward`].
 
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tch::nn;
 use tch::{Device, Kind, Tensor};
 
-use crate::encoding::{encode, GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES};
-use crate::rules::Position;
-use crate::search::{Evaluation, Evaluator};
+use crate::encoding::{GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES};
+use crate::search::Forward;
 
 mod folded;
 use folded::FoldedNet;
@@ -388,28 +386,21 @@ impl Network {
     }
 }
 
-impl Evaluator for Network {
-    fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
-        // Encoding and the priors' softmax run on rayon's threads; only the
-        // forward pass holds this one.
-        let mut input = vec![0.0f32; positions.len() * INPUT_SIZE];
-        input.par_chunks_mut(INPUT_SIZE).zip(positions).for_each(|(chunk, pos)| encode(pos, chunk));
+impl Forward for Network {
+    fn forward(&mut self, input: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
         let start = std::time::Instant::now();
-        let (logits, values) = self.infer(&input, positions.len());
+        let out = self.infer(input, n);
         self.forward_seconds += start.elapsed().as_secs_f64();
-        positions
-            .par_iter()
-            .zip(logits.par_chunks(NUM_ACTIONS))
-            .zip(values.into_par_iter())
-            .map(|((pos, logits), value)| Evaluation::from_logits(pos, logits, value))
-            .collect()
+        out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::Variant;
+    use crate::encoding::encode;
+    use crate::rules::{Position, Variant};
+    use crate::search::{Evaluation, Evaluator};
 
     #[test]
     fn a_cuda_device_libtorch_does_not_see_is_refused() {

@@ -302,9 +302,8 @@ impl NetworkPlayer {
 
 impl Player for NetworkPlayer {
     fn choose(&mut self, pos: &Position) -> Action {
-        let legal = pos.legal_actions();
-        if legal.len() == 1 {
-            return legal[0];
+        if let Some(only) = pos.only_action() {
+            return only;
         }
         let start = Instant::now();
         let mut tree = self.tree.take().unwrap_or_else(|| Tree::new(*pos));

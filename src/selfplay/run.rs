@@ -151,7 +151,9 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
     while generator.active() > 0 && !stopping(&options, elapsed(&probe)) {
         probe.measure(&follower.network, &generator.stats, &options.config);
         let forward: &mut dyn Forward = if options.constant_network { &mut constant } else { &mut follower.network };
-        let finished = generator.step(forward, &pool, &follower.name);
+        let finished = generator
+            .step(forward, &pool, &follower.name)
+            .map_err(|e| anyhow::anyhow!("self-play with {}: {e}", follower.name))?;
         let count = finished.len() as u64;
         sink.take(finished)?;
         if count > 0 {

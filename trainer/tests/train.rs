@@ -75,13 +75,14 @@ fn the_loss_falls_in_bf16_as_in_fp32() {
 
 /// The mean loss (the policy's excess over its targets' entropy, and the
 /// value's) over the first and the last 10 of 120 steps on a fixed set of
-/// games, with the network's initial weights and the batches drawn from `seed`.
-fn loss_falls(mut config: Config, seed: u64) -> (f32, f32) {
+/// games, with the network's initial weights and the batches drawn from `seed`,
+/// at the config's learning rate (0.05 in place of tiny.toml's 0.02 left one
+/// seed in three on a plateau, in either precision).
+fn loss_falls(config: Config, seed: u64) -> (f32, f32) {
     tch::set_num_threads(1);
     let dir = games(3);
     let window = window(dir.path());
     assert!(window.len() > 20, "{} samples", window.len());
-    config.train.learning_rate = 0.05;
     let mut trainer = Trainer::new(&config, Device::Cpu, seed as i64);
     let mut rng = SmallRng::seed_from_u64(seed);
     // The policy's cross-entropy cannot fall below the targets' own entropy:

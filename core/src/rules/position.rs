@@ -407,6 +407,15 @@ impl Position {
         out
     }
 
+    /// The one legal action, when there is only one: players play it
+    /// without a search (a forced removal, mostly).
+    pub fn only_action(&self) -> Option<Action> {
+        match self.legal_actions().as_slice() {
+            &[action] => Some(action),
+            _ => None,
+        }
+    }
+
     fn legal_pushes(&self, out: &mut Vec<Action>) {
         let me = self.to_move;
         let reserve = self.reserve[me.index()];

@@ -1,6 +1,8 @@
 //! What the search asks of an evaluator (a network, or a stand-in): priors
 //! over the legal actions and a value.
 
+use super::batched::map_each;
+use crate::encoding::{encode, INPUT_SIZE, NUM_ACTIONS};
 use crate::rules::{Action, Position};
 
 /// What an evaluator says of a position: its legal actions (as
@@ -47,6 +49,43 @@ pub fn softmax(logits: &mut [f32]) {
 pub trait Evaluator {
     /// One evaluation per position; none of them is over.
     fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation>;
+}
+
+/// A network as the batched search uses it ([`super::Batched`]): outputs
+/// for a batch of encoded positions. Encoding, and priors from the logits,
+/// are the search's CPU work.
+pub trait Forward {
+    /// Policy logits (`n` rows of [`crate::encoding::NUM_ACTIONS`]) and
+    /// values (`n`) for `n` positions encoded as [`crate::encoding::encode`]
+    /// writes them.
+    fn forward(&mut self, input: &[f32], n: usize) -> (Vec<f32>, Vec<f32>);
+}
+
+/// Outputs of the network's shape at no cost (all logits and values 0, so
+/// uniform priors): for a search guided by nothing but the rules, or for
+/// measuring the search's CPU side alone, as it runs beside a fast GPU.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConstantForward;
+
+impl Forward for ConstantForward {
+    fn forward(&mut self, _input: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
+        (vec![0.0; n * NUM_ACTIONS], vec![0.0; n])
+    }
+}
+
+/// A network evaluates positions through its forward pass: encoded, and
+/// priors from the logits of the legal actions (on rayon's threads with the
+/// `parallel` feature).
+impl<F: Forward> Evaluator for F {
+    fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
+        let mut input = vec![0.0f32; positions.len() * INPUT_SIZE];
+        let mut jobs: Vec<(&mut [f32], &Position)> = input.chunks_mut(INPUT_SIZE).zip(positions).collect();
+        map_each(&mut jobs, |(chunk, pos)| encode(pos, chunk));
+        let (logits, values) = self.forward(&input, positions.len());
+        let mut jobs: Vec<(&Position, &[f32], f32)> =
+            positions.iter().zip(logits.chunks(NUM_ACTIONS)).zip(values).map(|((p, l), v)| (p, l, v)).collect();
+        map_each(&mut jobs, |&mut (pos, logits, value)| Evaluation::from_logits(pos, logits, value))
+    }
 }
 
 /// Uniform priors and a value of 0: search guided by nothing but the rules.

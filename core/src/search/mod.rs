@@ -7,6 +7,7 @@
 //! of the player who chose it.
 
 mod analysis;
+mod batched;
 mod evaluation;
 mod forced;
 mod gumbel;
@@ -17,7 +18,8 @@ use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
 pub use analysis::{Analysis, Candidate};
-pub use evaluation::{softmax, Evaluation, Evaluator, UniformEvaluator};
+pub use batched::{Batched, NotFinite, Root, Search, Searching};
+pub use evaluation::{softmax, ConstantForward, Evaluation, Evaluator, Forward, UniformEvaluator};
 use gumbel::{sigma, GumbelRoot};
 
 use crate::rules::{Action, Color, Position};
@@ -44,9 +46,11 @@ pub struct SearchConfig {
     pub solver: bool,
 }
 
+/// The settings of `configs/cpu.toml`'s `[search]` (tested there), which
+/// the web board's engine uses when a request sends none.
 impl Default for SearchConfig {
     fn default() -> SearchConfig {
-        SearchConfig { c_puct: 1.5, fpu_reduction: 0.2, batch_size: 8, virtual_loss: 1.0, solver: false }
+        SearchConfig { c_puct: 1.5, fpu_reduction: 0.2, batch_size: 4, virtual_loss: 1.0, solver: false }
     }
 }
 
@@ -76,35 +80,6 @@ struct Node {
     eval_value: f32,
     /// The winner under best play, once the solver has proven it.
     proven: Option<Color>,
-}
-
-/// The batches of [`Tree::run`], one at a time, for an evaluator that
-/// answers later (a web page's network): the same leaves in the same order
-/// as `run` with the same evaluations.
-pub struct Run {
-    simulations: u32,
-    done: u32,
-}
-
-impl Run {
-    /// A run of `simulations` more simulations.
-    pub fn new(simulations: u32) -> Run {
-        Run { simulations, done: 0 }
-    }
-
-    /// The next leaves to evaluate (give them to [`Tree::apply`]), or `None`
-    /// once the simulations are done.
-    pub fn next_batch(&mut self, tree: &mut Tree, config: &SearchConfig) -> Option<Vec<Leaf>> {
-        while self.done < self.simulations {
-            let want = config.batch_size.max(1).min((self.simulations - self.done) as usize);
-            let (leaves, finished) = tree.gather(want, config);
-            self.done += finished + leaves.len() as u32;
-            if !leaves.is_empty() {
-                return Some(leaves);
-            }
-        }
-        None
-    }
 }
 
 /// A search tree rooted at a position.
@@ -307,10 +282,29 @@ impl Tree {
 
     /// Runs `simulations` more simulations, evaluating leaves in batches.
     pub fn run(&mut self, evaluator: &mut dyn Evaluator, simulations: u32, config: &SearchConfig) {
-        let mut run = Run::new(simulations);
-        while let Some(leaves) = run.next_batch(self, config) {
+        let target = self.root_visits() + simulations;
+        while self.root_visits() < target {
+            let leaves = self.gather_toward(target, config);
             let positions: Vec<Position> = leaves.iter().map(|leaf| *self.leaf_position(leaf)).collect();
-            self.apply(leaves, evaluator.evaluate(&positions));
+            if !positions.is_empty() {
+                self.apply(leaves, evaluator.evaluate(&positions));
+            }
+        }
+    }
+
+    /// The next batch of a search that runs until the root has `target`
+    /// visits: up to `config.batch_size` leaves, never more than the visits
+    /// still missing (a simulation that ends in a finished game is backed
+    /// up at once and counts among them).
+    fn gather_toward(&mut self, target: u32, config: &SearchConfig) -> Vec<Leaf> {
+        let want = (target.saturating_sub(self.root_visits()) as usize).clamp(1, config.batch_size.max(1));
+        self.gather(want, config).0
+    }
+
+    /// Takes back the virtual loss of gathered leaves that will not be applied.
+    fn revert_leaves(&mut self, leaves: &[Leaf]) {
+        for leaf in leaves {
+            self.revert_pending(&leaf.path);
         }
     }
 
@@ -523,7 +517,8 @@ mod tests {
         }
         let pos = removal_by_the_player_who_did_not_push();
         let mut tree = Tree::new(pos);
-        tree.run(&mut Fixed, 100, &SearchConfig::default());
+        // Batches of 8 keep these 100 simulations short of any finished game.
+        tree.run(&mut Fixed, 100, &SearchConfig { batch_size: 8, ..SearchConfig::default() });
         assert!((tree.root_value() + 0.5).abs() < 1e-4, "black's root value {}", tree.root_value());
         for e in tree.children(tree.root) {
             if e.visits > 0 {

@@ -30,10 +30,10 @@
 //!   ..., "value": ..., "visits": [[action, visits], ...], "simulations": ...}`
 //!   with the root's value for the player to act and the most visited first.
 
-use gipf_core::encoding::{action_at, encode, ENCODING_VERSION, INPUT_SIZE, NUM_ACTIONS};
+use gipf_core::encoding::{action_at, ENCODING_VERSION, NUM_ACTIONS};
 use gipf_core::players::{AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Uct};
 use gipf_core::rules::{Action, Cell, Position, Setup, StateJson, Variant};
-use gipf_core::search::{Evaluation, Leaf, Run, SearchConfig, Tree};
+use gipf_core::search::{Batched, Root, Search, SearchConfig};
 use rand::SeedableRng;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -68,11 +68,9 @@ enum Request {
 
 /// A search waiting for the page's network.
 struct Thinking {
-    tree: Tree,
-    run: Run,
+    search: Batched<Search>,
     config: SearchConfig,
     simulations: u32,
-    leaves: Vec<Leaf>,
 }
 
 /// One game in the page, and the search in progress.
@@ -81,7 +79,6 @@ pub struct Session {
     actions: Vec<Action>,
     pos: Position,
     thinking: Option<Thinking>,
-    input: Vec<f32>,
     output: Vec<f32>,
 }
 
@@ -98,12 +95,12 @@ fn error(message: impl std::fmt::Display) -> Value {
 impl Session {
     pub fn new(variant: Variant) -> Session {
         let start = Position::new(variant);
-        Session { start, actions: Vec::new(), pos: start, thinking: None, input: Vec::new(), output: Vec::new() }
+        Session { start, actions: Vec::new(), pos: start, thinking: None, output: Vec::new() }
     }
 
     /// The input planes of the batch asked for (`batch * INPUT_SIZE` floats).
     pub fn input(&self) -> &[f32] {
-        &self.input
+        self.thinking.as_ref().map_or(&[], |t| t.search.input())
     }
 
     /// Where the page writes the batch's outputs (`batch * OUTPUT_SIZE` floats).
@@ -222,10 +219,13 @@ impl Session {
                 "simulations must be from 1 to {MAX_SIMULATIONS} and search.batch_size from 1 to {MAX_BATCH}"
             ));
         }
-        let tree = Tree::new(self.pos);
-        self.thinking = Some(Thinking { tree, run: Run::new(simulations), config, simulations, leaves: Vec::new() });
+        let mut search = Search::new(self.pos, 0);
+        search.start(simulations, Root::Plain, &config);
+        let mut batched = Batched::default();
+        batched.push(search);
+        self.thinking = Some(Thinking { search: batched, config, simulations });
         // One legal action is played without a search, as the native player does.
-        if self.pos.legal_actions().len() == 1 {
+        if self.pos.only_action().is_some() {
             return self.done();
         }
         self.next_batch()
@@ -234,46 +234,35 @@ impl Session {
     /// Asks for the next batch, or answers the search's result.
     fn next_batch(&mut self) -> Value {
         let thinking = self.thinking.as_mut().expect("thinking");
-        match thinking.run.next_batch(&mut thinking.tree, &thinking.config) {
-            Some(leaves) => {
-                self.input = vec![0.0; leaves.len() * INPUT_SIZE];
-                for (leaf, chunk) in leaves.iter().zip(self.input.chunks_mut(INPUT_SIZE)) {
-                    encode(thinking.tree.leaf_position(leaf), chunk);
-                }
-                self.output = vec![0.0; leaves.len() * OUTPUT_SIZE];
-                let batch = leaves.len();
-                thinking.leaves = leaves;
+        match thinking.search.gather(&thinking.config, |_| true) {
+            0 => self.done(),
+            batch => {
+                self.output = vec![0.0; batch * OUTPUT_SIZE];
                 json!({ "batch": batch })
             }
-            None => self.done(),
         }
     }
 
     fn feed(&mut self) -> Value {
-        let Some(thinking) = self.thinking.as_mut().filter(|t| !t.leaves.is_empty()) else {
+        let Some(thinking) = self.thinking.as_mut().filter(|t| t.search.is_waiting()) else {
             return error("no batch is waiting for the network");
         };
-        let leaves = std::mem::take(&mut thinking.leaves);
-        let evaluations: Vec<Evaluation> = leaves
-            .iter()
-            .zip(self.output.chunks(OUTPUT_SIZE))
-            .map(|(leaf, out)| {
-                Evaluation::from_logits(thinking.tree.leaf_position(leaf), &out[..NUM_ACTIONS], out[NUM_ACTIONS])
-            })
-            .collect();
-        if evaluations.iter().any(|e| !e.value.is_finite() || e.priors.iter().any(|p| !p.is_finite())) {
+        let logits: Vec<f32> = self.output.chunks(OUTPUT_SIZE).flat_map(|out| &out[..NUM_ACTIONS]).copied().collect();
+        let values: Vec<f32> = self.output.chunks(OUTPUT_SIZE).map(|out| out[NUM_ACTIONS]).collect();
+        if let Err(e) = thinking.search.apply(&logits, &values, &thinking.config) {
             self.thinking = None;
-            return error("the network gave a value or logits that are not finite");
+            return error(e);
         }
-        thinking.tree.apply(leaves, evaluations);
         self.next_batch()
     }
 
     fn done(&mut self) -> Value {
         let thinking = self.thinking.take().expect("thinking");
-        let tree = thinking.tree;
-        let legal = self.pos.legal_actions();
-        let action = if legal.len() == 1 { legal[0] } else { tree.best_action().expect("a searched root has actions") };
+        let tree = thinking.search.games()[0].tree();
+        let action = match self.pos.only_action() {
+            Some(only) => only,
+            None => tree.best_action().expect("a searched root has actions"),
+        };
         let mut visits = tree.root_visit_counts();
         visits.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         json!({
@@ -358,7 +347,8 @@ mod exports {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gipf_core::search::Evaluator;
+    use gipf_core::encoding::{encode, INPUT_SIZE};
+    use gipf_core::search::{Evaluation, Evaluator, Tree};
 
     fn ask(session: &mut Session, request: Value) -> Value {
         serde_json::from_str(&session.handle(&request.to_string())).unwrap()

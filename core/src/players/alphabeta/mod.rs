@@ -493,11 +493,10 @@ fn from_table(value: i32, ply: u32) -> i32 {
 
 impl Player for AlphaBeta {
     fn choose(&mut self, pos: &Position) -> Action {
-        let legal = pos.legal_actions();
-        if legal.len() == 1 {
-            return legal[0];
+        match pos.only_action() {
+            Some(only) => only,
+            None => self.search(pos).0,
         }
-        self.search(pos).0
     }
 
     /// Forgets what earlier games taught the move ordering, so that a game
