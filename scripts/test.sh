@@ -11,6 +11,7 @@ WEED="$(scripts/setup-s3.sh)"
 export WEED
 scripts/check-k8s.sh
 cargo fmt --all -- --check
+cargo fmt --manifest-path python/Cargo.toml -- --check
 # Lints and tests share one build: clippy is the workspace's compiler
 # (CLIPPY_ARGS is how cargo-clippy hands it its flags), so the dependencies
 # are compiled once, for the tests, instead of checked and then compiled.
@@ -23,3 +24,7 @@ cargo build --workspace --all-targets --locked --profile test
 scripts/web-build.sh >/dev/null
 cargo clippy -p gipf-web --target wasm32-unknown-unknown --locked -- -D warnings
 cargo test --workspace --locked
+# The Python package, built (and linted) in release, and its tests, which
+# compare it with the programs built above and run PettingZoo's own checks.
+scripts/setup-python.sh
+./.python -m pytest -q python/tests
