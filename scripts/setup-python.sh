@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Builds the Python package (python/: maturin over gipf-core) and installs it
 # into the project's Python environment (.python, from setup-torch.sh), with
-# what its tests need (pytest, PettingZoo). Run again after a change to
+# what its tests need (pytest, PettingZoo, safetensors). Run again after a change to
 # python/ or core/: it rebuilds what changed. The build lints with the
 # caller's RUSTC_WORKSPACE_WRAPPER (scripts/test.sh: clippy, warnings denied).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-torch.sh
-if ! ./.python -c "import maturin, pytest, pettingzoo, gymnasium" 2>/dev/null; then
-    echo "setup-python.sh: installing maturin, pytest and pettingzoo (once)" >&2
-    ./.python -m pip install --quiet "maturin>=1.7,<2" "pytest>=7" "pettingzoo>=1.24" "gymnasium>=0.28" >&2
+if ! ./.python -c "import maturin, pytest, pettingzoo, gymnasium, safetensors" 2>/dev/null; then
+    echo "setup-python.sh: installing maturin, pytest, pettingzoo and safetensors (once)" >&2
+    ./.python -m pip install --quiet "maturin>=1.7,<2" "pytest>=7" "pettingzoo>=1.24" "gymnasium>=0.28" \
+        "safetensors>=0.4" >&2
 fi
 # Its own build folder beside the workspace's: another lock file, another
 # profile. The environment's programs (maturin) first on the PATH.

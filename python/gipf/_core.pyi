@@ -19,7 +19,8 @@ class Game:
     def from_json(text: str) -> "Game":
         """A game from a position as JSON (a setup, or the object ``state()`` gives)."""
     def to_json(self) -> str:
-        """The current position as JSON (a setup that ``from_json`` reads back)."""
+        """The current position as JSON (a setup that ``from_json`` reads back);
+        ValueError during a removal (a setup is the start of a push)."""
     @property
     def variant(self) -> str: ...
     def legal_actions(self) -> List[str]:

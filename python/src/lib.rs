@@ -10,7 +10,7 @@
 use gipf_core::encoding::{action_at, action_index, encode, transform_index, ENCODING_VERSION, GRID, INPUT_SIZE};
 use gipf_core::encoding::{NUM_ACTIONS, NUM_PLANES};
 use gipf_core::rules::{lines, NUM_SYMMETRIES};
-use gipf_core::rules::{picture, Action, Color, Position, RecordError, Setup, StateJson, Symmetry, Variant};
+use gipf_core::rules::{picture, Action, Color, Phase, Position, RecordError, Setup, StateJson, Symmetry, Variant};
 use gipf_core::search::{Batched, Root, Search, SearchConfig};
 use numpy::{PyArray1, PyArray3, PyArray4, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -73,8 +73,12 @@ impl Game {
     }
 
     /// The current position as JSON (a setup that `from_json` reads back).
-    fn to_json(&self) -> String {
-        serde_json::to_string(&Setup::from_position(&self.pos)).expect("a setup is JSON")
+    /// A setup is the start of a push: during a removal, ValueError.
+    fn to_json(&self) -> PyResult<String> {
+        if let Phase::Remove { .. } = self.pos.phase() {
+            return Err(value_error("a removal is in progress: a position as JSON starts a push"));
+        }
+        Ok(serde_json::to_string(&Setup::from_position(&self.pos)).expect("a setup is JSON"))
     }
 
     #[getter]

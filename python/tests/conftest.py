@@ -21,3 +21,4 @@ def rules_cli():
         return done.returncode, done.stdout, done.stderr
 
     return run
+

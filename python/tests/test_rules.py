@@ -58,6 +58,11 @@ def test_undo_copy_and_json_round_trip():
         gipf.Game.from_json('{"variant": "standard", "board": {"z9": "W"}}')
     with pytest.raises(ValueError, match="variant"):
         gipf.Game("chess")
+    removing = gipf.Game()
+    while not any(a.startswith("x") for a in removing.legal_actions()):
+        removing.play(removing.legal_actions()[0])
+    with pytest.raises(ValueError, match="removal"):
+        removing.to_json()
 
 
 def test_the_picture_is_the_command_lines(rules_cli):
