@@ -12,6 +12,11 @@ if ! ./.python -c "import maturin, pytest, pettingzoo, gymnasium, safetensors" 2
     ./.python -m pip install --quiet "maturin>=1.7,<2" "pytest>=7" "pettingzoo>=1.24" "gymnasium>=0.28" \
         "safetensors>=0.4" >&2
 fi
+# OpenSpiel, where its wheel installs on this Python (its tests skip, saying
+# so, where it does not).
+if ! ./.python -c "import pyspiel" 2>/dev/null && ! ./.python -m pip install --quiet open_spiel >&2; then
+    echo "setup-python.sh: open_spiel does not install on this Python: its tests will be skipped" >&2
+fi
 # Its own build folder beside the workspace's: another lock file, another
 # profile. The environment's programs (maturin) first on the PATH.
 CARGO_TARGET_DIR="$PWD/${CARGO_TARGET_DIR:-target}/python" \

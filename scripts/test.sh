@@ -23,8 +23,9 @@ cargo build --workspace --all-targets --locked --profile test
 # wasm32-unknown-unknown, onnxruntime-web, Chromium), and its exports' lints.
 scripts/web-build.sh >/dev/null
 cargo clippy -p gipf-web --target wasm32-unknown-unknown --locked -- -D warnings
-cargo test --workspace --locked
-# The Python package, built (and linted) in release, and its tests, which
-# compare it with the programs built above and run PettingZoo's own checks.
+# The Python package, built (and linted) in release before the tests, one
+# of which compares its training samples with the trainer's.
 scripts/setup-python.sh
+cargo test --workspace --locked
+# Its own tests: against the programs built above, and PettingZoo's checks.
 ./.python -m pytest -q python/tests

@@ -76,6 +76,17 @@ pub struct SelfplayConfig {
     pub shard_seconds: f64,
 }
 
+impl TrainConfig {
+    /// How a game becomes training samples.
+    pub fn targets(&self) -> crate::samples::Targets {
+        crate::samples::Targets {
+            every_position: self.value_every_position,
+            root_value_share: self.root_value_share as f32,
+            root_value_lambda: self.root_value_lambda as f32,
+        }
+    }
+}
+
 /// Warns when `asked` threads exceed this machine's cores: they would take
 /// turns, each slower (called where the threads start).
 pub fn warn_if_past_the_cores(what: &str, asked: usize) {
@@ -138,7 +149,7 @@ pub struct TrainConfig {
     /// root value, 1: the game's result).
     pub root_value_lambda: f64,
     /// The weight of the auxiliary targets' loss (with
-    /// `network.aux_targets`; see `train::data::AUX_TARGETS`).
+    /// `network.aux_targets`; see `samples::AUX_TARGETS`).
     pub aux_loss_weight: f64,
     /// The published weights (each checkpoint's `.safetensors`, which
     /// self-play, the arena and exports read) are an exponential moving

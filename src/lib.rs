@@ -1,13 +1,13 @@
 //! GIPF: an AlphaZero-style training system built on the LibTorch-free
-//! core (`gipf-core`: `rules`, `encoding`, `search`, the baseline players),
-//! re-exported here. Modules in dependency order (each uses only those
+//! core (`gipf-core`: `rules`, `encoding`, `games`, `samples`, `search`,
+//! the baseline players), re-exported here. Modules in dependency order (each uses only those
 //! before it): the core ← `net` ← `config`, `durable`, `weights`,
-//! `checkpoint_files`, `games`, `stop` ← `shards`, `checkpoint` ← `store`,
+//! `checkpoint_files`, `stop` ← `shards`, `checkpoint` ← `store`,
 //! `progress`, `export` ← `lease`, `model_source`, `serve` ← `players` ←
 //! `analysis`, `review`, `tune`, `bench` ← `engine`, `arena`, `selfplay` ←
 //! `train` (`tests/layers.rs` checks it).
 
-pub use gipf_core::{encoding, rules, search};
+pub use gipf_core::{encoding, games, rules, samples, search};
 
 pub mod net;
 pub mod players;
@@ -21,7 +21,6 @@ pub mod config;
 pub mod durable;
 pub mod engine;
 pub mod export;
-pub mod games;
 pub mod lease;
 pub mod model_source;
 pub mod progress;

@@ -17,14 +17,11 @@ use anyhow::{Context, Result};
 use rand::Rng;
 
 use crate::durable::{remove_stale_temporaries, write_atomic};
-use crate::games::GameFile;
+use crate::games::{self, GameError, GameFile};
 
-pub const SHARD_PREFIX: &str = "shard-";
-pub const SHARD_SUFFIX: &str = ".jsonl.zst";
+pub use crate::games::{SHARD_PREFIX, SHARD_SUFFIX};
 const LEGACY_PREFIX: &str = "game-";
 const LEGACY_SUFFIX: &str = ".json";
-/// zstd level: 3 is zstd's default; higher levels gain little on this data.
-const ZSTD_LEVEL: i32 = 3;
 
 /// How late a shard may arrive (after shards of other workers finished
 /// later) and still be read exactly once: the trainer's store listing looks
@@ -122,7 +119,9 @@ pub struct FileGames {
 pub fn read(file: &GamesFile) -> Result<FileGames> {
     let path = &file.path;
     if file.legacy {
-        return Ok(FileGames { games: vec![GameFile::read(path)?], bad: Vec::new() });
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let game = GameFile::parse(&text).with_context(|| path.display().to_string())?;
+        return Ok(FileGames { games: vec![game], bad: Vec::new() });
     }
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut out = parse(&bytes).with_context(|| path.display().to_string())?;
@@ -147,31 +146,11 @@ pub fn parse(bytes: &[u8]) -> Result<FileGames> {
 
 /// Each game line of a shard in order, by its line number (from 1): the
 /// game, or why it is refused.
-pub fn parse_lines(bytes: &[u8]) -> Result<Vec<(usize, Result<GameFile, String>)>> {
-    let text = decompress(bytes, MAX_SHARD_BYTES)?;
+pub fn parse_lines(bytes: &[u8]) -> Result<Vec<(usize, Result<GameFile, GameError>)>> {
+    let text = decompress(bytes, games::MAX_SHARD_BYTES)?;
     let text = String::from_utf8(text).context("not UTF-8 text")?;
-    let lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-    Ok(lines
-        .map(|(i, line)| {
-            let game = match line.len() > MAX_GAME_LINE_BYTES {
-                true => Err(format!("longer than {MAX_GAME_LINE_BYTES} bytes, more than a game holds")),
-                false => GameFile::parse(line).map_err(|e| format!("{e:#}")),
-            };
-            (i + 1, game)
-        })
-        .collect())
+    Ok(games::parse_lines(&text))
 }
-
-/// The most a shard may hold decompressed: far above any real shard (a
-/// game of self-play takes a few hundred kB of JSON at most, so `gpu.toml`'s
-/// 256-game shards stay under 100 MB), and a bound on what a small hostile
-/// shard can make this process allocate.
-pub const MAX_SHARD_BYTES: u64 = 1 << 30;
-
-/// The longest line a game may take: far above a real game (600 actions,
-/// each sample's policy over at most about 100 actions, take under 1 MB),
-/// and a bound on what one line can make the parser allocate.
-pub const MAX_GAME_LINE_BYTES: usize = 16 << 20;
 
 /// `bytes` decompressed, refused past `limit` bytes.
 fn decompress(bytes: &[u8], limit: u64) -> Result<Vec<u8>> {
@@ -198,7 +177,7 @@ pub fn read_all(dir: &Path) -> Result<Vec<GameFile>> {
 
 /// The compressed bytes of a shard holding `games`.
 pub fn encode(games: &[GameFile]) -> Result<Vec<u8>> {
-    let mut encoder = zstd::Encoder::new(Vec::new(), ZSTD_LEVEL)?;
+    let mut encoder = zstd::Encoder::new(Vec::new(), games::SHARD_ZSTD_LEVEL)?;
     for game in games {
         serde_json::to_writer(&mut encoder, game)?;
         encoder.write_all(b"\n")?;
@@ -226,13 +205,7 @@ pub fn new_worker_id() -> String {
 
 /// Checks a worker name given by a user: it becomes part of file names.
 pub fn check_worker_id(worker: &str) -> Result<()> {
-    anyhow::ensure!(
-        !worker.is_empty()
-            && worker.len() <= 64
-            && worker.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_'),
-        "worker name {worker:?}: use 1 to 64 letters, digits, '.' or '_'"
-    );
-    Ok(())
+    Ok(games::check_worker_name(worker)?)
 }
 
 /// Collects finished games and writes them as shards: when `games_per_shard`
@@ -294,7 +267,7 @@ impl ShardWriter {
             return Ok(None);
         }
         let bytes = encode(&self.pending)?;
-        let name = format!("{SHARD_PREFIX}{:013}-{}-{:06}{SHARD_SUFFIX}", now_ms(), self.worker, self.written);
+        let name = games::shard_name(now_ms(), &self.worker, self.written);
         let path = self.dir.join(name);
         write_atomic(&path, &bytes).context("writing a shard of finished games")?;
         self.written += 1;

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use gipf::checkpoint::read_meta;
 use gipf::games::GameFile;
 use gipf::rules::Variant;
+use gipf::samples::{game_samples, Targets};
 use gipf::shards;
-use gipf::train::data::{game_samples, Targets, Window};
+use gipf::train::data::Window;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
@@ -15,7 +16,7 @@ fn fixture(name: &str) -> PathBuf {
 
 #[test]
 fn a_format_1_game_file_reads_and_trains() {
-    let game = GameFile::read(&fixture("game-format-1.json")).unwrap();
+    let game = GameFile::parse(&std::fs::read_to_string(fixture("game-format-1.json")).unwrap()).unwrap();
     assert_eq!(game.format, 1);
     assert_eq!((game.seed, game.worker.as_deref()), (None, None));
     assert!(!game_samples(&game, Targets { every_position: true, ..Targets::default() }).unwrap().is_empty());
@@ -101,7 +102,7 @@ fn games_with_more_samples_than_a_game_holds_are_refused() {
     twice["samples"].as_array_mut().unwrap().insert(1, first.clone());
     let mut many = game.clone();
     many["samples"] = serde_json::Value::Array(vec![first; actions + 1]);
-    game["padding"] = serde_json::Value::String(" ".repeat(shards::MAX_GAME_LINE_BYTES));
+    game["padding"] = serde_json::Value::String(" ".repeat(gipf::games::MAX_GAME_LINE_BYTES));
     let lines = [good.to_string(), twice.to_string(), many.to_string(), game.to_string()].join("\n");
     let read = shards::parse(&zstd::encode_all(lines.as_bytes(), 1).unwrap()).unwrap();
     assert_eq!(read.games.len(), 1, "{:?}", read.bad);

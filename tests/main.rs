@@ -14,6 +14,7 @@ mod front_ends;
 mod layers;
 mod perft;
 mod properties;
+mod python;
 mod s3;
 mod seeds;
 mod serve;

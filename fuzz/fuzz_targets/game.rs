@@ -5,7 +5,7 @@
 #![no_main]
 
 use gipf::games::GameFile;
-use gipf::train::data::{game_samples, Targets};
+use gipf::samples::{game_samples, Targets};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {

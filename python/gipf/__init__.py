@@ -11,7 +11,10 @@ core's batched search, built on the Rust core (``gipf-core``).
 with the ``pettingzoo`` extra).
 """
 
-from typing import Callable, List, Tuple
+import json
+import os
+import warnings
+from typing import Callable, Dict, Iterator, List, Tuple, Union
 
 import numpy as np
 
@@ -26,6 +29,8 @@ from gipf._core import (
     action_of,
     index_of,
     random_games,
+    read_games_file,
+    samples_of,
     transform_policy,
 )
 
@@ -39,7 +44,10 @@ __all__ = [
     "Searches",
     "action_of",
     "index_of",
+    "games_files",
     "random_games",
+    "read_games",
+    "samples",
     "search",
     "transform_policy",
 ]
@@ -65,3 +73,61 @@ def search(games: List[Game], simulations: int, evaluator: Evaluator, **options)
             return searches.results()
         logits, values = evaluator(planes)
         searches.apply(np.asarray(logits, dtype=np.float32), np.asarray(values, dtype=np.float32))
+
+
+Path = Union[str, "os.PathLike[str]"]
+
+
+def games_files(path: Path) -> List[str]:
+    """The games files of ``path``, oldest first: a shard or game file
+    itself, a games folder, or a run folder (its ``games/``)."""
+    path = os.fspath(path)
+    if os.path.isfile(path):
+        return [path]
+    if os.path.isdir(os.path.join(path, "games")):
+        path = os.path.join(path, "games")
+    if not os.path.isdir(path):
+        raise ValueError(f"{path}: no such games file or folder")
+    names = os.listdir(path)
+    legacy = sorted(n for n in names if n.startswith("game-") and n.endswith(".json"))
+    shards = sorted(n for n in names if n.startswith("shard-") and n.endswith(".jsonl.zst"))
+    return [os.path.join(path, n) for n in legacy + shards]
+
+
+def read_games(path: Path) -> Iterator[dict]:
+    """The games of ``path`` (see :func:`games_files`), oldest first, each a
+    dict as stored: ``variant``, ``actions``, ``result``, ``samples`` (the
+    searched decisions: ``ply``, ``policy`` by action, ``root_value``),
+    ``model``, ``seed``, ``worker``, ``config``. Each is checked as the
+    trainer checks it; a refused line is skipped with a warning naming it,
+    a file that is not a games file raises ValueError."""
+    for file in games_files(path):
+        games, bad = read_games_file(file)
+        for reason in bad:
+            warnings.warn(f"skipped {reason}", stacklevel=2)
+        for game in games:
+            yield json.loads(game)
+
+
+def samples(
+    path: Path,
+    augment: bool = False,
+    seed: int = 0,
+    every_position: bool = True,
+    root_value_share: float = 0.5,
+    root_value_lambda: float = 0.8,
+) -> Dict[str, np.ndarray]:
+    """The training samples of ``path``'s games as the Rust trainer builds
+    them (the same code, ``samples`` in the core): ``planes`` (n, 19, 7, 7),
+    ``policy`` and ``legal`` (n, NUM_ACTIONS), ``value``, ``policy_mask``
+    (1 where there is a policy target), ``aux`` (n, 3), ``plies_to_end``
+    and ``symmetry`` (each sample's board symmetry: 0 unless ``augment``,
+    then drawn in turn from ``seed``). The targets' settings are those of
+    a config's ``[train]`` (``value_every_position``, ``root_value_share``,
+    ``root_value_lambda``; configs/cpu.toml's by default).
+
+    >>> data = gipf.samples("runs/main", augment=True)
+    >>> dataset = torch.utils.data.TensorDataset(*(torch.from_numpy(data[k]) for k in ("planes", "policy", "value")))
+    """
+    games = [json.dumps(game) for game in read_games(path)]
+    return samples_of(games, augment, seed, every_position, root_value_share, root_value_lambda)

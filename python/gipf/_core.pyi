@@ -42,6 +42,8 @@ class Game:
     def winner(self) -> Optional[str]: ...
     @property
     def is_over(self) -> bool: ...
+    def result(self) -> Dict[str, Any]:
+        """The result as a stored game records it: winner (None for a cut game) and reason."""
     def state(self) -> Dict[str, Any]:
         """The state as ``gipf rules --json`` gives it."""
     def copy(self) -> "Game": ...
@@ -82,3 +84,15 @@ def transform_policy(policy: npt.NDArray[np.float32], symmetry: int) -> npt.NDAr
 
 def random_games(n: int, seed: int = 0, variant: str = "standard", max_actions: int = 1000) -> int:
     """Plays ``n`` random games in the core; returns the actions played."""
+
+def read_games_file(path: str) -> Tuple[List[str], List[str]]:
+    """A games file's games as JSON, and its refused lines ("FILE line N: reason")."""
+
+def samples_of(
+    games: List[str], augment: bool, seed: int, every_position: bool, root_value_share: float,
+    root_value_lambda: float,
+) -> Dict[str, npt.NDArray[Any]]:
+    """The training samples of games (JSON), as arrays; see ``gipf.samples``."""
+
+def write_shard(folder: str, games: List[str], worker: str) -> str:
+    """Writes stored games (JSON, checked) as one shard in ``folder``; returns its path."""

@@ -9,8 +9,11 @@
 
 use gipf_core::encoding::{action_at, action_index, encode, transform_index, ENCODING_VERSION, GRID, INPUT_SIZE};
 use gipf_core::encoding::{NUM_ACTIONS, NUM_PLANES};
+use gipf_core::games::SHARD_ZSTD_LEVEL;
+use gipf_core::games::{check_worker_name, parse_lines, shard_name, GameFile, GameResult, MAX_SHARD_BYTES};
 use gipf_core::rules::{lines, NUM_SYMMETRIES};
 use gipf_core::rules::{picture, Action, Color, Phase, Position, RecordError, Setup, StateJson, Symmetry, Variant};
+use gipf_core::samples::{game_samples, write_row, Targets, TrainingSample, AUX_TARGETS};
 use gipf_core::search::{Batched, Root, Search, SearchConfig};
 use numpy::{PyArray1, PyArray3, PyArray4, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -18,6 +21,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 
 fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -142,6 +147,14 @@ impl Game {
     #[getter]
     fn is_over(&self) -> bool {
         self.pos.is_over()
+    }
+
+    /// The result as a stored game records it: `winner` ("white", "black",
+    /// or None for a game cut at its length) and `reason` ("no_gipf_piece",
+    /// "no_reserve" or "ply_cap").
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let text = serde_json::to_string(&GameResult::of(&self.pos)).expect("a result is JSON");
+        py.import("json")?.call_method1("loads", (text,))
     }
 
     /// The state as `gipf rules --json` gives it, as a dict.
@@ -390,6 +403,169 @@ impl Searches {
     }
 }
 
+/// A shard's text (zstd-compressed JSON lines), refused past the size a
+/// shard may hold.
+fn shard_text(path: &Path, bytes: &[u8]) -> PyResult<String> {
+    let named = |e: &dyn std::fmt::Display| value_error(format!("{}: {e}", path.display()));
+    let mut text = Vec::new();
+    let decoder = zstd::Decoder::new(bytes).map_err(|e| named(&e))?;
+    let read = decoder.take(MAX_SHARD_BYTES + 1).read_to_end(&mut text);
+    read.map_err(|e| named(&format!("not a zstd-compressed shard, or cut short ({e})")))?;
+    if text.len() as u64 > MAX_SHARD_BYTES {
+        return Err(named(&format!("decompresses to more than {MAX_SHARD_BYTES} bytes, the most a shard may hold")));
+    }
+    String::from_utf8(text).map_err(|e| named(&e))
+}
+
+/// The games of a games file, each checked as the trainer checks it: a
+/// shard (a game a line; refused lines are reported as "FILE line N:
+/// reason") or an older one-game JSON file (refused whole). Returns the
+/// games as JSON and the refused lines.
+#[pyfunction]
+fn read_games_file(py: Python<'_>, path: PathBuf) -> PyResult<(Vec<String>, Vec<String>)> {
+    let bytes = std::fs::read(&path).map_err(|e| value_error(format!("{}: {e}", path.display())))?;
+    let to_json = |game: &GameFile| serde_json::to_string(game).expect("a game is JSON");
+    if !path.to_string_lossy().ends_with(".zst") {
+        let text = String::from_utf8_lossy(&bytes);
+        let game = GameFile::parse(&text).map_err(|e| value_error(format!("{}: {e}", path.display())))?;
+        return Ok((vec![to_json(&game)], Vec::new()));
+    }
+    let text = shard_text(&path, &bytes)?;
+    Ok(py.detach(|| {
+        let (mut games, mut bad) = (Vec::new(), Vec::new());
+        for (line, game) in parse_lines(&text) {
+            match game {
+                Ok(game) => games.push(to_json(&game)),
+                Err(e) => bad.push(format!("{} line {line}: {e}", path.display())),
+            }
+        }
+        (games, bad)
+    }))
+}
+
+/// The training samples of games files as arrays, built as the trainer
+/// builds them (`samples` in the core).
+struct SampleArrays {
+    planes: Vec<f32>,
+    policy: Vec<f32>,
+    legal: Vec<f32>,
+    value: Vec<f32>,
+    policy_mask: Vec<f32>,
+    aux: Vec<f32>,
+    plies_to_end: Vec<u16>,
+    symmetry: Vec<u8>,
+}
+
+impl SampleArrays {
+    fn push(&mut self, sample: &TrainingSample, sym: Symmetry) {
+        let start = (self.planes.len(), self.policy.len());
+        self.planes.resize(start.0 + INPUT_SIZE, 0.0);
+        self.policy.resize(start.1 + NUM_ACTIONS, 0.0);
+        self.legal.resize(start.1 + NUM_ACTIONS, 0.0);
+        let (input, policy, legal) =
+            (&mut self.planes[start.0..], &mut self.policy[start.1..], &mut self.legal[start.1..]);
+        write_row(sample, sym, input, policy, legal);
+        self.value.push(sample.value);
+        self.policy_mask.push(!sample.policy.is_empty() as u8 as f32);
+        self.aux.extend(sample.aux);
+        self.plies_to_end.push(sample.plies_to_end);
+        self.symmetry.push(sym.index() as u8);
+    }
+
+    fn into_dict(self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        let n = self.value.len();
+        let dict = PyDict::new(py);
+        dict.set_item("planes", PyArray1::from_vec(py, self.planes).reshape([n, NUM_PLANES, GRID, GRID])?)?;
+        dict.set_item("policy", PyArray1::from_vec(py, self.policy).reshape([n, NUM_ACTIONS])?)?;
+        dict.set_item("legal", PyArray1::from_vec(py, self.legal).reshape([n, NUM_ACTIONS])?)?;
+        dict.set_item("value", PyArray1::from_vec(py, self.value))?;
+        dict.set_item("policy_mask", PyArray1::from_vec(py, self.policy_mask))?;
+        dict.set_item("aux", PyArray1::from_vec(py, self.aux).reshape([n, AUX_TARGETS])?)?;
+        dict.set_item("plies_to_end", PyArray1::from_vec(py, self.plies_to_end))?;
+        dict.set_item("symmetry", PyArray1::from_vec(py, self.symmetry))?;
+        Ok(dict)
+    }
+}
+
+/// The training samples of `games` (JSON, as `read_games_file` gives
+/// them), each under the identity or, with `augment`, a board symmetry
+/// drawn in turn from `seed`; targets as `[train]` sets them.
+#[pyfunction]
+#[pyo3(signature = (games, augment, seed, every_position, root_value_share, root_value_lambda))]
+fn samples_of<'py>(
+    py: Python<'py>,
+    games: Vec<String>,
+    augment: bool,
+    seed: u64,
+    every_position: bool,
+    root_value_share: f32,
+    root_value_lambda: f32,
+) -> PyResult<Bound<'py, PyDict>> {
+    if !((0.0..=1.0).contains(&root_value_share) && (0.0..=1.0).contains(&root_value_lambda)) {
+        return Err(value_error("root_value_share and root_value_lambda must be from 0 to 1"));
+    }
+    let targets = Targets { every_position, root_value_share, root_value_lambda };
+    let arrays = py.detach(|| {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut arrays = SampleArrays {
+            planes: Vec::new(),
+            policy: Vec::new(),
+            legal: Vec::new(),
+            value: Vec::new(),
+            policy_mask: Vec::new(),
+            aux: Vec::new(),
+            plies_to_end: Vec::new(),
+            symmetry: Vec::new(),
+        };
+        for (i, text) in games.iter().enumerate() {
+            let game = GameFile::parse(text).map_err(|e| format!("game {i}: {e}"))?;
+            for sample in game_samples(&game, targets).map_err(|e| format!("game {i}: {e}"))? {
+                let sym = if augment { Symmetry::new(rng.random_range(0..NUM_SYMMETRIES)) } else { Symmetry::new(0) };
+                arrays.push(&sample, sym);
+            }
+        }
+        Ok::<_, String>(arrays)
+    });
+    arrays.map_err(value_error)?.into_dict(py)
+}
+
+/// Writes `games` (stored games as JSON, each checked as the trainer will
+/// check it) as one shard in `folder`, under a temporary name first, and
+/// returns its path; `worker` names the writer in the shard's name.
+#[pyfunction]
+fn write_shard(py: Python<'_>, folder: PathBuf, games: Vec<String>, worker: &str) -> PyResult<String> {
+    check_worker_name(worker).map_err(value_error)?;
+    let parsed = games
+        .iter()
+        .enumerate()
+        .map(|(i, text)| GameFile::parse(text).map_err(|e| value_error(format!("game {i}: {e}"))))
+        .collect::<PyResult<Vec<GameFile>>>()?;
+    py.detach(|| write_games(&folder, &parsed, worker)).map_err(|e| value_error(format!("{}: {e}", folder.display())))
+}
+
+fn write_games(folder: &Path, games: &[GameFile], worker: &str) -> std::io::Result<String> {
+    let mut encoder = zstd::Encoder::new(Vec::new(), SHARD_ZSTD_LEVEL)?;
+    for game in games {
+        serde_json::to_writer(&mut encoder, game)?;
+        encoder.write_all(b"\n")?;
+    }
+    let bytes = encoder.finish()?;
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let sequence = std::fs::read_dir(folder)?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(&format!("-{worker}-")))
+        .count() as u64;
+    let path = folder.join(shard_name(ms, worker, sequence));
+    let temporary = folder.join(format!(".tmp-{}", path.file_name().unwrap_or_default().to_string_lossy()));
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temporary)?;
+    let written =
+        file.write_all(&bytes).and_then(|()| file.sync_all()).and_then(|()| std::fs::rename(&temporary, &path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written.map(|()| path.to_string_lossy().into_owned())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Game>()?;
@@ -398,6 +574,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(action_of, m)?)?;
     m.add_function(wrap_pyfunction!(transform_policy, m)?)?;
     m.add_function(wrap_pyfunction!(random_games, m)?)?;
+    m.add_function(wrap_pyfunction!(read_games_file, m)?)?;
+    m.add_function(wrap_pyfunction!(samples_of, m)?)?;
+    m.add_function(wrap_pyfunction!(write_shard, m)?)?;
     m.add("NUM_ACTIONS", NUM_ACTIONS)?;
     m.add("NUM_PLANES", NUM_PLANES)?;
     m.add("GRID", GRID)?;

@@ -30,7 +30,7 @@ pub struct NetConfig {
     #[serde(default, skip_serializing_if = "is_false")]
     pub value_pooling: bool,
     /// The value head's hidden layer also predicts the auxiliary targets of
-    /// `train::data::AUX_TARGETS` (trained, never used by the search).
+    /// `samples::AUX_TARGETS` (trained, never used by the search).
     #[serde(default, skip_serializing_if = "is_false")]
     pub aux_targets: bool,
 }
@@ -114,7 +114,7 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// The number of auxiliary outputs of a network with `aux_targets`.
-pub const AUX_OUTPUTS: i64 = 3;
+pub const AUX_OUTPUTS: i64 = crate::samples::AUX_TARGETS as i64;
 
 impl NetConfig {
     pub fn validate(&self) -> Result<()> {

@@ -79,7 +79,7 @@ pub struct Latest {
 /// `latest.json`, the lease), anything else (the arena's records).
 pub fn size_bound(name: &str) -> u64 {
     if name.ends_with(crate::shards::SHARD_SUFFIX) {
-        crate::shards::MAX_SHARD_BYTES
+        crate::games::MAX_SHARD_BYTES
     } else if name.ends_with(".safetensors") || name.ends_with(".optim") {
         4 << 30
     } else if name.ends_with(".json") {

@@ -15,71 +15,15 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rand::Rng;
 
-use crate::encoding::{action_index, encode, transform_index, INPUT_SIZE, NUM_ACTIONS};
+use crate::encoding::{INPUT_SIZE, NUM_ACTIONS};
 use crate::games::{EndReason, GameFile};
-use crate::rules::{Color, Position, Symmetry, NUM_SYMMETRIES};
+use crate::rules::{Color, Symmetry, NUM_SYMMETRIES};
+use crate::samples::{game_samples, write_row, Targets, TrainingSample, AUX_TARGETS};
 use crate::shards::{self, GamesFile};
 use crate::store::ShardFeed;
-
-/// One position to learn from.
-#[derive(Clone, Debug)]
-pub struct TrainingSample {
-    pub pos: Position,
-    /// The search's policy target, by action index; empty for a position
-    /// that was not fully searched (a value target only).
-    pub policy: Vec<(u16, f32)>,
-    /// The game's result for the player to act (mixed with the search's
-    /// root value by `train.root_value_share`).
-    pub value: f32,
-    /// The auxiliary targets for the player to act, see [`AUX_TARGETS`].
-    pub aux: [f32; AUX_TARGETS],
-    /// Actions from this position to the game's end (or its cut), for the
-    /// value error by game phase.
-    pub plies_to_end: u16,
-}
-
-/// The auxiliary targets, each in [-1, 1] for the player to act: what the
-/// game's end holds beside its result, and what the next few actions win.
-/// They give the value head more to learn from per game (as KataGo's score
-/// and ownership targets do); the search never uses them.
-/// 0. material won by the end: (pieces of the opponent captured - own
-///    pieces captured) / the variant's pieces;
-/// 1. reserve lead at the end: (own reserve - the opponent's) / the
-///    variant's pieces;
-/// 2. material won over the next [`AUX_HORIZON`] actions (or to the end),
-///    divided by 4 and clipped: a row's worth of captures.
-pub const AUX_TARGETS: usize = crate::net::AUX_OUTPUTS as usize;
-pub const AUX_HORIZON: usize = 8;
-
-/// How a game becomes samples (from `[train]`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Targets {
-    /// Every position a value sample, not only the fully searched ones.
-    pub every_position: bool,
-    /// The search's root value's share in a searched position's value target.
-    pub root_value_share: f32,
-    /// λ of that share's return over the later searched positions (0: the
-    /// position's own root value), see [`root_value_returns`].
-    pub root_value_lambda: f32,
-}
-
-impl Targets {
-    pub fn of(config: &crate::config::Config) -> Targets {
-        Targets {
-            every_position: config.train.value_every_position,
-            root_value_share: config.train.root_value_share as f32,
-            root_value_lambda: config.train.root_value_lambda as f32,
-        }
-    }
-}
-
-/// Material won so far by `player`: the opponent's pieces captured less its own.
-fn material_won(pos: &Position, player: Color) -> f32 {
-    pos.captured(player.opponent()) as f32 - pos.captured(player) as f32
-}
 
 /// What one look at the games folder found.
 #[derive(Clone, Debug, Default)]
@@ -234,75 +178,6 @@ pub struct Batch {
     pub plies_to_end: Vec<u16>,
 }
 
-/// The training samples of one game: its fully searched decisions, with
-/// their policy targets, and with `targets.every_position` all its other
-/// positions too, as value targets only.
-pub fn game_samples(game: &GameFile, targets: Targets) -> Result<Vec<TrainingSample>> {
-    let mut positions = Vec::with_capacity(game.actions.len() + 1);
-    let mut pos = Position::new(game.variant);
-    for (ply, &action) in game.actions.iter().enumerate() {
-        pos.to_act().with_context(|| format!("an action at ply {ply} after the end of the game"))?;
-        positions.push(pos);
-        pos.play(action)?;
-    }
-    let last = pos;
-    let total = game.variant.total_pieces() as f32;
-    let mut samples = Vec::with_capacity(if targets.every_position { game.actions.len() } else { game.samples.len() });
-    let players: Vec<Color> = positions.iter().map(|p| p.to_act().expect("checked above")).collect();
-    let returns = root_value_returns(game, &players, targets.root_value_lambda);
-    let mut next = game.samples.iter().zip(returns).peekable();
-    for (ply, (pos, &player)) in positions.iter().zip(&players).enumerate() {
-        let result = game.result.value_for(player);
-        let ahead = positions.get(ply + AUX_HORIZON).unwrap_or(&last);
-        let plies_to_end = (positions.len() - ply).min(u16::MAX as usize) as u16;
-        let aux = [
-            material_won(&last, player) / total,
-            (last.reserve(player) as f32 - last.reserve(player.opponent()) as f32) / total,
-            ((material_won(ahead, player) - material_won(pos, player)) / 4.0).clamp(-1.0, 1.0),
-        ];
-        if let Some((sample, searched)) = next.next_if(|(s, _)| s.ply == ply) {
-            let mut policy = Vec::with_capacity(sample.policy.len());
-            for (text, &p) in &sample.policy {
-                let action = text.parse().with_context(|| format!("sample at ply {ply}"))?;
-                anyhow::ensure!(pos.is_legal(action), "sample at ply {ply}: {text} is not legal there");
-                policy.push((action_index(action) as u16, p));
-            }
-            let share = targets.root_value_share;
-            let value = (1.0 - share) * result + share * searched;
-            samples.push(TrainingSample { pos: *pos, policy, value, aux, plies_to_end });
-        } else if targets.every_position {
-            samples.push(TrainingSample { pos: *pos, policy: Vec::new(), value: result, aux, plies_to_end });
-        }
-    }
-    Ok(samples)
-}
-
-/// The searched part of each searched position's value target, for the
-/// player to act there, in the order of `game.samples` (`players`: the
-/// player to act at each ply). With `lambda` 0 it is the position's own
-/// root value; otherwise the λ-return over the searched positions from it
-/// to the end, as KataGo's short-term value targets: (1 - λ) times its root
-/// value plus λ times the next searched position's return, and the game's
-/// result after the last. Larger λ looks further ahead; 1 is the result.
-fn root_value_returns(game: &GameFile, players: &[Color], lambda: f32) -> Vec<f32> {
-    // The return for White, from the end backwards.
-    let mut white = game.result.value_for(Color::White);
-    let mut returns: Vec<f32> = game
-        .samples
-        .iter()
-        .rev()
-        .map(|sample| {
-            // A sample past the game's last ply is no training sample (passed over).
-            let Some(&player) = players.get(sample.ply) else { return 0.0 };
-            let sign = if player == Color::White { 1.0 } else { -1.0 };
-            white = (1.0 - lambda) * sign * sample.root_value.clamp(-1.0, 1.0) + lambda * white;
-            sign * white
-        })
-        .collect();
-    returns.reverse();
-    returns
-}
-
 /// Removes the local copies of shards that the store keeps (a warning for
 /// each that cannot be removed).
 fn remove_local_copies(dir: &Path, names: &[String]) {
@@ -318,7 +193,7 @@ fn remove_local_copies(dir: &Path, names: &[String]) {
 impl Window {
     /// An empty window for training with `config`.
     pub fn new(config: &crate::config::Config) -> Window {
-        Window { targets: Targets::of(config), variant: Some(config.game.variant), ..Window::default() }
+        Window { targets: config.train.targets(), variant: Some(config.game.variant), ..Window::default() }
     }
 
     /// A window that continues a trainer's count: `samples_read` samples were
@@ -558,6 +433,11 @@ impl Window {
             + self.games.capacity() * size_of::<WindowGame>()
     }
 
+    /// The samples in the window, oldest first.
+    pub fn samples(&self) -> impl Iterator<Item = &TrainingSample> {
+        self.samples.iter()
+    }
+
     pub fn len(&self) -> usize {
         self.samples.len()
     }
@@ -582,15 +462,8 @@ impl Window {
         for i in 0..size {
             let sample = &self.samples[rng.random_range(0..self.samples.len())];
             let sym = Symmetry::new(rng.random_range(0..NUM_SYMMETRIES));
-            let pos = sample.pos.transform(sym);
-            encode(&pos, &mut batch.input[i * INPUT_SIZE..(i + 1) * INPUT_SIZE]);
-            let row = i * NUM_ACTIONS;
-            for &(index, p) in &sample.policy {
-                batch.policy[row + transform_index(sym, index as usize)] = p;
-            }
-            for action in pos.legal_actions() {
-                batch.legal[row + action_index(action)] = 1.0;
-            }
+            let (inputs, rows) = (i * INPUT_SIZE..(i + 1) * INPUT_SIZE, i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS);
+            write_row(sample, sym, &mut batch.input[inputs], &mut batch.policy[rows.clone()], &mut batch.legal[rows]);
             batch.value.push(sample.value);
             batch.policy_mask.push(!sample.policy.is_empty() as u8 as f32);
             batch.aux.extend(sample.aux);
@@ -610,42 +483,5 @@ mod tests {
     fn a_window_sample_fits_the_configs_bound() {
         let bytes = size_of::<TrainingSample>() + 40 * size_of::<(u16, f32)>();
         assert!(bytes as u64 <= crate::config::WINDOW_SAMPLE_BYTES, "{bytes} bytes");
-    }
-
-    fn searched_only(root_value_share: f32, root_value_lambda: f32) -> Targets {
-        Targets { every_position: false, root_value_share, root_value_lambda }
-    }
-
-    /// The recursion against the λ-return written as its sum, for the
-    /// player to act at i: (1 - λ) Σ_k λ^k v(i + k) + λ^(n - i) z.
-    #[test]
-    fn root_value_targets_are_the_lambda_return_of_the_later_root_values() {
-        let game = GameFile::parse(include_str!("../../tests/fixtures/game-format-1.json")).unwrap();
-        let n = game.samples.len();
-        let own = game_samples(&game, searched_only(1.0, 0.0)).unwrap();
-        assert_eq!(own.len(), n);
-        let to_act: Vec<Color> = own.iter().map(|s| s.pos.to_act().unwrap()).collect();
-        for lambda in [0.0f32, 0.5, 0.9, 1.0] {
-            let got = game_samples(&game, searched_only(1.0, lambda)).unwrap();
-            for (i, sample) in got.iter().enumerate() {
-                let player = to_act[i];
-                let mut expected = lambda.powi((n - i) as i32) * game.result.value_for(player);
-                for (k, (later, &theirs)) in game.samples[i..].iter().zip(&to_act[i..]).enumerate() {
-                    let sign = if theirs == player { 1.0 } else { -1.0 };
-                    expected += (1.0 - lambda) * lambda.powi(k as i32) * sign * later.root_value;
-                }
-                assert!(
-                    (sample.value - expected).abs() < 1e-5,
-                    "λ {lambda}, sample {i}: {} != {expected}",
-                    sample.value
-                );
-            }
-            // The share mixes that return with the result as before.
-            let mixed = game_samples(&game, searched_only(0.25, lambda)).unwrap();
-            for ((m, g), player) in mixed.iter().zip(&got).zip(&to_act) {
-                let expected = 0.75 * game.result.value_for(*player) + 0.25 * g.value;
-                assert!((m.value - expected).abs() < 1e-5);
-            }
-        }
     }
 }

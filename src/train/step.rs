@@ -5,8 +5,9 @@
 
 use tch::{Device, Kind, Tensor};
 
-use super::data::{Batch, AUX_TARGETS};
+use super::data::Batch;
 use crate::encoding::{GRID, NUM_ACTIONS, NUM_PLANES};
+use crate::samples::AUX_TARGETS;
 
 /// Losses and measures of one training step.
 #[derive(Clone, Copy, Debug)]

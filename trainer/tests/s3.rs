@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 use gipf::config::Config;
 use gipf::games::GameFile;
 use gipf::model_source::ModelSource;
+use gipf::samples::game_samples;
 use gipf::selfplay::{run, RunOptions};
 use gipf::store::ShardFeed;
-use gipf::train::data::{game_samples, GamesRead, GamesSource, Targets, Window};
+use gipf::train::data::{GamesRead, GamesSource, Window};
 
 use crate::s3_server as s3;
 use s3::{S3Server, BUCKET};
@@ -23,7 +24,7 @@ fn names(dir: &Path) -> Vec<String> {
 /// The training samples of a shard's games, with the tiny config's targets.
 fn samples_in(shard: &[u8]) -> usize {
     let games = gipf::shards::parse(shard).unwrap().games;
-    games.iter().map(|game| game_samples(game, Targets::of(&tiny())).unwrap().len()).sum()
+    games.iter().map(|game| game_samples(game, tiny().train.targets()).unwrap().len()).sum()
 }
 
 fn tiny() -> Config {

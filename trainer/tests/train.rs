@@ -6,9 +6,10 @@ use std::process::Command;
 use gipf::config::Config;
 use gipf::encoding::INPUT_SIZE;
 use gipf::model_source::ModelSource;
+use gipf::samples::{game_samples, Targets};
 use gipf::selfplay::{run, RunOptions};
 use gipf::shards;
-use gipf::train::data::{game_samples, GamesRead, GamesSource, Targets, Window};
+use gipf::train::data::{GamesRead, GamesSource, Window};
 use gipf::train::{train_steps, DeviceBatch, Logs, StepSums, Trainer};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -241,7 +242,7 @@ fn every_position_is_a_value_sample_and_only_searched_ones_policy_samples() {
 fn auxiliary_targets_are_for_the_player_to_act() {
     use gipf::games::{EndReason, GameFile, GameResult};
     use gipf::rules::{Color, Position, Variant};
-    use gipf::train::data::{AUX_HORIZON, AUX_TARGETS};
+    use gipf::samples::{AUX_HORIZON, AUX_TARGETS};
     use rand::seq::IndexedRandom;
     // A random game of the standard variant, to its end, with captures and
     // a player acting twice in a row (the first seed that has them).

@@ -1,6 +1,6 @@
 //! A finished self-play game as stored, format [`GAME_FORMAT`] (self-play
-//! writes them many to a shard, see [`crate::shards`]; format 1 runs kept
-//! one JSON file a game):
+//! writes them many to a shard, a game a line, see the main crate's
+//! `shards`; format 1 runs kept one JSON file a game):
 //!
 //! ```json
 //! {"format": 2, "encoding_version": 1, "variant": "standard",
@@ -23,12 +23,84 @@
 //! configuration keys leaves earlier games readable.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::rules::{action_strings, Action, Color, GameRecord, Position, Variant, WinReason};
+
+/// Why a game is refused: what was wrong, after what it was found in
+/// (`not a game file: missing field ...`).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct GameError(String);
+
+impl GameError {
+    pub fn new(message: impl std::fmt::Display) -> GameError {
+        GameError(message.to_string())
+    }
+
+    /// The error with `context` before it.
+    pub fn context(self, context: impl std::fmt::Display) -> GameError {
+        GameError(format!("{context}: {}", self.0))
+    }
+}
+
+type Result<T> = std::result::Result<T, GameError>;
+
+fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<()> {
+    match condition {
+        true => Ok(()),
+        false => Err(GameError(message())),
+    }
+}
+
+/// A shard's name: `shard-`, the time it was finished (milliseconds since
+/// the Unix epoch, 13 digits, so that names sort by time), the worker that
+/// wrote it, its sequence number among that worker's, `.jsonl.zst`.
+pub fn shard_name(finished_ms: u64, worker: &str, sequence: u64) -> String {
+    format!("{SHARD_PREFIX}{finished_ms:013}-{worker}-{sequence:06}{SHARD_SUFFIX}")
+}
+
+pub const SHARD_PREFIX: &str = "shard-";
+pub const SHARD_SUFFIX: &str = ".jsonl.zst";
+/// zstd level of shards: 3 is zstd's default; higher levels gain little on this data.
+pub const SHARD_ZSTD_LEVEL: i32 = 3;
+
+/// Checks a worker name given by a user: it becomes part of file names.
+pub fn check_worker_name(worker: &str) -> Result<()> {
+    ensure(
+        !worker.is_empty()
+            && worker.len() <= 64
+            && worker.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_'),
+        || format!("worker name {worker:?}: use 1 to 64 letters, digits, '.' or '_'"),
+    )
+}
+
+/// The most a shard may hold decompressed: far above any real shard (a
+/// game of self-play takes a few hundred kB of JSON at most, so `gpu.toml`'s
+/// 256-game shards stay under 100 MB), and a bound on what a small hostile
+/// shard can make this process allocate.
+pub const MAX_SHARD_BYTES: u64 = 1 << 30;
+
+/// The longest line a game may take: far above a real game (600 actions,
+/// each sample's policy over at most about 100 actions, take under 1 MB),
+/// and a bound on what one line can make the parser allocate.
+pub const MAX_GAME_LINE_BYTES: usize = 16 << 20;
+
+/// Each game line of a shard's text in order, by its line number (from
+/// 1): the game, or why it is refused.
+pub fn parse_lines(text: &str) -> Vec<(usize, Result<GameFile>)> {
+    let lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    lines
+        .map(|(i, line)| {
+            let game = match line.len() > MAX_GAME_LINE_BYTES {
+                true => Err(GameError::new(format!("longer than {MAX_GAME_LINE_BYTES} bytes, more than a game holds"))),
+                false => GameFile::parse(line),
+            };
+            (i + 1, game)
+        })
+        .collect()
+}
 
 /// Changes whenever the game layout changes; this program writes it.
 pub const GAME_FORMAT: u32 = 2;
@@ -115,46 +187,38 @@ struct FormatOnly {
 }
 
 impl GameFile {
-    /// Reads a game file and checks it: format, actions legal from the start,
-    /// samples pointing at searched decisions, result matching the replay.
-    pub fn read(path: &Path) -> Result<GameFile> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        GameFile::parse(&text).with_context(|| path.display().to_string())
-    }
-
-    /// Parses and checks one game's JSON.
+    /// Parses and checks one game's JSON: format, actions legal from the
+    /// start, samples pointing at searched decisions, result matching the replay.
     pub fn parse(text: &str) -> Result<GameFile> {
-        let format = serde_json::from_str::<FormatOnly>(text).context("not a game file")?.format;
-        if !(OLDEST_GAME_FORMAT..=GAME_FORMAT).contains(&format) {
-            bail!("game format {format} (this program reads formats {OLDEST_GAME_FORMAT} to {GAME_FORMAT})");
-        }
-        let game: GameFile = serde_json::from_str(text).context("not a game file")?;
-        game.check().context("inconsistent game")?;
+        let not_a_game = |e: serde_json::Error| GameError::new(e).context("not a game file");
+        let format = serde_json::from_str::<FormatOnly>(text).map_err(not_a_game)?.format;
+        ensure((OLDEST_GAME_FORMAT..=GAME_FORMAT).contains(&format), || {
+            format!("game format {format} (this program reads formats {OLDEST_GAME_FORMAT} to {GAME_FORMAT})")
+        })?;
+        let game: GameFile = serde_json::from_str(text).map_err(not_a_game)?;
+        game.check().map_err(|e| e.context("inconsistent game"))?;
         Ok(game)
     }
 
     fn check(&self) -> Result<()> {
         let record = GameRecord { variant: self.variant, actions: self.actions.clone() };
-        let end = record.replay()?;
+        let end = record.replay().map_err(GameError::new)?;
         let result = GameResult::of(&end);
-        if result != self.result {
-            bail!("the result says {:?} but the actions end in {:?}", self.result, result);
-        }
+        ensure(result == self.result, || {
+            format!("the result says {:?} but the actions end in {:?}", self.result, result)
+        })?;
         // At most one sample a decision: a game's memory is bounded by its actions.
-        anyhow::ensure!(
-            self.samples.len() <= self.actions.len(),
-            "{} samples for {} actions (at most one a ply)",
-            self.samples.len(),
-            self.actions.len()
-        );
+        ensure(self.samples.len() <= self.actions.len(), || {
+            format!("{} samples for {} actions (at most one a ply)", self.samples.len(), self.actions.len())
+        })?;
         for pair in self.samples.windows(2) {
-            anyhow::ensure!(pair[0].ply < pair[1].ply, "a sample at ply {} twice, or out of order", pair[1].ply);
+            ensure(pair[0].ply < pair[1].ply, || format!("a sample at ply {} twice, or out of order", pair[1].ply))?;
         }
         for sample in &self.samples {
-            if sample.ply >= self.actions.len() {
-                bail!("a sample at ply {} is past the game's {} actions", sample.ply, self.actions.len());
-            }
-            sample.check().with_context(|| format!("the sample at ply {}", sample.ply))?;
+            ensure(sample.ply < self.actions.len(), || {
+                format!("a sample at ply {} is past the game's {} actions", sample.ply, self.actions.len())
+            })?;
+            sample.check().map_err(|e| e.context(format!("the sample at ply {}", sample.ply)))?;
         }
         Ok(())
     }
@@ -167,13 +231,12 @@ impl Sample {
     /// actions are legal is checked where the game is replayed for training.
     fn check(&self) -> Result<()> {
         let value = self.root_value;
-        anyhow::ensure!(value.is_finite() && value.abs() <= 1.0 + 1e-4, "root_value {value} is outside [-1, 1]");
+        ensure(value.is_finite() && value.abs() <= 1.0 + 1e-4, || format!("root_value {value} is outside [-1, 1]"))?;
         if let Some((action, p)) = self.policy.iter().find(|(_, p)| !(p.is_finite() && **p >= 0.0)) {
-            bail!("the policy gives {action} {p}, not a share");
+            return Err(GameError::new(format!("the policy gives {action} {p}, not a share")));
         }
         let sum: f64 = self.policy.values().map(|&p| p as f64).sum();
-        anyhow::ensure!((sum - 1.0).abs() <= 1e-3, "the policy sums to {sum}, not 1");
-        Ok(())
+        ensure((sum - 1.0).abs() <= 1e-3, || format!("the policy sums to {sum}, not 1"))
     }
 }
 

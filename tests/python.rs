@@ -1,0 +1,94 @@
+//! The Python package (python/, installed by `scripts/setup-python.sh`)
+//! against the trainer on the same games: `gipf.samples` builds the rows
+//! the trainer's window builds from a real shard, under the same
+//! symmetries.
+
+use std::path::Path;
+use std::process::Command;
+
+use gipf::config::Config;
+use gipf::encoding::{INPUT_SIZE, NUM_ACTIONS};
+use gipf::model_source::ModelSource;
+use gipf::rules::{Symmetry, NUM_SYMMETRIES};
+use gipf::samples::write_row;
+use gipf::selfplay::{run, RunOptions};
+use gipf::train::data::Window;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The window's samples as rows: planes, policy targets and legal masks,
+/// under the identity or, with `seed`, each sample's symmetry drawn in turn
+/// from it (as `gipf.samples(augment=True, seed=...)` documents).
+fn rows(window: &Window, seed: Option<u64>) -> [Vec<f32>; 3] {
+    let mut rng = seed.map(SmallRng::seed_from_u64);
+    let (mut planes, mut policy, mut legal) = (Vec::new(), Vec::new(), Vec::new());
+    for sample in window.samples() {
+        let sym = Symmetry::new(rng.as_mut().map_or(0, |r| r.random_range(0..NUM_SYMMETRIES)));
+        let (p, l) = (policy.len(), legal.len());
+        planes.resize(planes.len() + INPUT_SIZE, 0.0);
+        policy.resize(p + NUM_ACTIONS, 0.0);
+        legal.resize(l + NUM_ACTIONS, 0.0);
+        let input = planes.len() - INPUT_SIZE;
+        write_row(sample, sym, &mut planes[input..], &mut policy[p..], &mut legal[l..]);
+    }
+    [planes, policy, legal]
+}
+
+fn write_floats(path: &Path, values: &[f32]) {
+    std::fs::write(path, values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+}
+
+#[test]
+fn python_samples_equal_the_trainers_on_a_real_shard() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = dir.path().join("games");
+    let config = Config::parse(include_str!("../configs/tiny.toml")).unwrap();
+    let options =
+        RunOptions { games: Some(3), seed: 5, ..RunOptions::new(config.clone(), games, ModelSource::Fresh, "py") };
+    run(options).unwrap();
+    let mut window = Window::new(&config);
+    window.load_new(&dir.path().join("games"), |_| 1_000_000).unwrap();
+    assert!(window.len() > 20, "{} samples", window.len());
+    let reference = dir.path().join("reference");
+    std::fs::create_dir(&reference).unwrap();
+    for (name, seed) in [("plain", None), ("augmented", Some(11))] {
+        for (part, values) in ["planes", "policy", "legal"].into_iter().zip(rows(&window, seed)) {
+            write_floats(&reference.join(format!("{name}-{part}.f32")), &values);
+        }
+    }
+    let values: Vec<f32> = window.samples().map(|s| s.value).collect();
+    write_floats(&reference.join("value.f32"), &values);
+    let t = config.train.targets();
+    let python = Path::new(ROOT).join(".python");
+    let check = Command::new(&python)
+        .arg(Path::new(ROOT).join("python/tests/check_samples.py"))
+        .args([dir.path(), &reference])
+        .args([t.every_position.to_string(), t.root_value_share.to_string(), t.root_value_lambda.to_string()])
+        .output()
+        .unwrap();
+    let output = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+    assert!(check.status.success(), "check_samples.py (scripts/setup-python.sh installs the package): {output}");
+    assert!(output.contains(&format!("{} samples equal", window.len())), "{output}");
+}
+
+/// Games played from Python (`gipf.selfplay`, its leaves evaluated by a
+/// Python function) are a shard the trainer's window reads.
+#[test]
+fn a_shard_written_from_python_is_read_by_the_trainer() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = dir.path().join("games");
+    let script = "import sys, numpy as np, gipf, gipf.selfplay\n\
+        uniform = lambda p: (np.zeros((len(p), gipf.NUM_ACTIONS), np.float32), np.zeros(len(p), np.float32))\n\
+        gipf.selfplay.play(uniform, games=2, simulations=8, max_actions=80, out=sys.argv[1])";
+    let python = Command::new(Path::new(ROOT).join(".python")).args(["-c", script]).arg(&games).output().unwrap();
+    assert!(python.status.success(), "{}", String::from_utf8_lossy(&python.stderr));
+    let read = gipf::shards::read_all(&games).unwrap();
+    assert_eq!(read.len(), 2);
+    let config = Config::parse(include_str!("../configs/tiny.toml")).unwrap();
+    let mut window = Window::new(&config);
+    let report = window.load_new(&games, |_| 1_000_000).unwrap();
+    assert_eq!((report.games, report.skipped.len()), (2, 0), "{report:?}");
+    assert!(window.len() >= read.iter().map(|g| g.samples.len()).sum::<usize>());
+}
