@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import gipf
+import gipf.engine
 import gipf.torch
 from gipf.engine import Engine
 
@@ -108,3 +109,21 @@ def test_damaged_checkpoints_are_refused(tmp_path):
         good.value_fc2.bias.fill_(float("nan"))
     with pytest.raises(ValueError, match="not finite"):
         gipf.torch.save(good, str(tmp_path / "nan.safetensors"))
+
+
+def test_the_engines_errors_are_exceptions_and_it_closes_cleanly():
+    engine = Engine(player="random", binary=str(ROOT / "target" / "debug" / "gipf"))
+    with engine:
+        engine.new("basic")
+        with pytest.raises(gipf.engine.EngineError, match="'zz' is not an action"):
+            engine.play("zz")
+        assert engine.state()["variant"] == "basic" and engine.legal() == sorted(gipf.Game("basic").legal_actions())
+        engine.play("b1-b2")
+        legal = engine.legal()
+        assert engine.go() in legal
+        engine.undo()
+        assert engine.legal() == legal
+        assert "random" in engine.name()
+    assert engine._process.returncode == 0, "quit, and the engine exited"
+    with pytest.raises(FileNotFoundError):
+        Engine(binary="/nonexistent/gipf")
