@@ -2,7 +2,7 @@
 //! core (`gipf-core`: `rules`, `encoding`, `games`, `samples`, `search`,
 //! the baseline players), re-exported here. Modules in dependency order (each uses only those
 //! before it): the core ← `net` ← `config`, `durable`, `weights`,
-//! `checkpoint_files`, `stop` ← `shards`, `checkpoint` ← `store`,
+//! `stop` ← `shards`, `checkpoint` ← `store`,
 //! `progress`, `export` ← `lease`, `model_source`, `serve` ← `players` ←
 //! `analysis`, `review`, `tune`, `bench` ← `engine`, `arena`, `selfplay` ←
 //! `train` (`tests/layers.rs` checks it).
@@ -16,7 +16,6 @@ pub mod analysis;
 pub mod arena;
 pub mod bench;
 pub mod checkpoint;
-pub mod checkpoint_files;
 pub mod config;
 pub mod durable;
 pub mod engine;

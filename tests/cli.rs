@@ -297,7 +297,7 @@ fn stop_the_loop(signals: &[&str]) {
     assert!(written > 0 && written == finished.iter().sum::<u64>(), "{written} games written, finished {finished:?}");
     let steps = logged(&log, "training stopped: its steps are saved", "step=");
     let newest = gipf::checkpoint::newest_checkpoint(&run.join("models")).unwrap().unwrap();
-    assert_eq!(steps, [gipf::checkpoint_files::step_of(&newest).unwrap()], "{log}");
+    assert_eq!(steps, [gipf::checkpoint::files::step_of(&newest).unwrap()], "{log}");
 }
 
 /// `gipf analyse` reviews a record with the reference model: a report, its

@@ -369,6 +369,15 @@ impl Network {
 
     /// Runs the network on `n` encoded positions (`n * INPUT_SIZE` floats) in
     /// inference mode. Returns the logits (`n * NUM_ACTIONS`) and values (`n`).
+    /// The trainable variables by name, sorted (batch-norm running
+    /// statistics excluded).
+    pub fn trainable(&self) -> Vec<(String, Tensor)> {
+        let mut vars: Vec<(String, Tensor)> =
+            self.vs.variables().into_iter().filter(|(_, t)| t.requires_grad()).collect();
+        vars.sort_by(|a, b| a.0.cmp(&b.0));
+        vars
+    }
+
     pub fn infer(&self, input: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
         assert_eq!(input.len(), n * INPUT_SIZE);
         let _guard = tch::no_grad_guard();

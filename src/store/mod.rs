@@ -29,7 +29,7 @@ use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint_files::{check_file_name, step_of, Retention};
+use crate::checkpoint::files::{check_file_name, step_of, Retention, PARTS};
 use crate::durable::{sha256_hex, write_atomic};
 
 mod feed;
@@ -357,7 +357,7 @@ impl Store {
     ) -> Result<Option<String>> {
         let mut sha256 = BTreeMap::new();
         // The weights last among the files, as in a local models folder.
-        for ext in ["json", "optim", "safetensors"] {
+        for ext in PARTS {
             let path = weights.with_extension(ext);
             let name = path.file_name().context("a checkpoint file has a name")?.to_string_lossy().into_owned();
             let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;

@@ -1,12 +1,10 @@
 //! Training: SGD with momentum on minibatches from the window of recent
 //! games, checkpoints that resume exactly, TensorBoard scalars.
 //!
-//! A checkpoint `step-NNNNNNNN` in the models folder is three files: the
-//! published weights (`.safetensors`, written last, so self-play never sees
-//! a partial checkpoint), the optimizer's state (`.optim`, safetensors too:
-//! the momentum buffers and, when the published weights are an average, the
-//! trained weights under `trained/`) and a small JSON (`.json`, see
-//! [`CheckpointMeta`]), each synced before it is renamed into place. A batch
+//! A checkpoint (written by [`crate::checkpoint::write`]) publishes the
+//! weights, or their moving average; its optimizer state holds the momentum
+//! buffers and, where the weights are an average, the trained weights under
+//! `trained/`. A batch
 //! whose loss (or whose batch-norm statistics) is not finite changes no
 //! variable: weights, running statistics and momentum (its update is masked
 //! on the device, so a NaN is never saved and nothing waits for a
@@ -30,10 +28,10 @@ use anyhow::{bail, Context, Result};
 use tch::{Device, Kind, Tensor};
 
 use crate::checkpoint::{
-    checkpoints_newest_first, read_meta, CheckpointMeta, Compute, Incompatible, Lineage, CHECKPOINT_FORMAT,
+    self, checkpoints_newest_first, read_meta, read_optimizer_state, CheckpointMeta, Compute, Incompatible, Lineage,
+    WeightsToWrite, CHECKPOINT_FORMAT, TRAINED,
 };
 use crate::config::Config;
-use crate::durable::{publish, temporary_path, write_file};
 use crate::encoding::ENCODING_VERSION;
 use crate::net::{machine_name, Network};
 use crate::weights::is_damaged;
@@ -81,7 +79,7 @@ impl Trainer {
 
     /// A trainer at step 0 of `network`, with no momentum yet.
     fn with_network(config: &Config, network: Network) -> Trainer {
-        let momentum = trainable(&network).into_iter().map(|(name, var)| (name, var.zeros_like())).collect();
+        let momentum = network.trainable().into_iter().map(|(name, var)| (name, var.zeros_like())).collect();
         let average = (config.train.average_half_life > 0).then(|| copy_weights(&network));
         Trainer {
             half: bf16_step_copy(&network, config),
@@ -114,23 +112,13 @@ impl Trainer {
         };
         let mut reason = format!("{first:#}");
         for (damaged, older) in all.iter().zip(&all[1..]) {
-            let aside = |path: &Path| {
-                let name = path.file_name().expect("a checkpoint file has a name").to_string_lossy();
-                path.with_file_name(format!(".damaged-{name}"))
-            };
+            let aside = checkpoint::set_aside(damaged)?;
             tracing::warn!(
                 "{}: cannot resume from it ({reason}); set aside as {}, trying {}",
                 damaged.display(),
-                aside(damaged).display(),
+                aside.display(),
                 older.display()
             );
-            for ext in ["json", "optim", "safetensors"] {
-                let file = damaged.with_extension(ext);
-                if file.exists() {
-                    std::fs::rename(&file, aside(&file))
-                        .with_context(|| format!("cannot set aside {}", file.display()))?;
-                }
-            }
             match Trainer::load(config, older, device) {
                 Ok(trainer) => return Ok(trainer),
                 Err(e) if !is_damaged(&e) => return Err(e),
@@ -210,8 +198,6 @@ impl Trainer {
                 bail!("step {}: {name} holds a value that is not finite; no checkpoint written", self.step);
             }
         }
-        std::fs::create_dir_all(models).with_context(|| format!("cannot create {}", models.display()))?;
-        let stem = crate::checkpoint_files::checkpoint_stem(self.step);
         let meta = CheckpointMeta {
             format: CHECKPOINT_FORMAT,
             step: self.step,
@@ -226,42 +212,16 @@ impl Trainer {
             lineage: Some(self.lineage_now()),
             config: serde_json::to_value(&self.config)?,
         };
-        let description = models.join(format!("{stem}.json"));
-        let optim = models.join(format!("{stem}.optim"));
-        let weights = models.join(format!("{stem}.safetensors"));
-        let (description_tmp, optim_tmp, weights_tmp) =
-            (temporary_path(&description)?, temporary_path(&optim)?, temporary_path(&weights)?);
-        // Every part written under a temporary name first: a failure (a full
-        // disk, say) leaves the files that were there, a checkpoint of the
-        // same step included, and no part of this one.
-        let written = (|| {
-            write_file(&description_tmp, serde_json::to_string_pretty(&meta)?.as_bytes())?;
-            let mut state: Vec<(String, Tensor)> =
-                self.momentum.iter().map(|(n, t)| (n.clone(), t.shallow_clone())).collect();
-            if self.average.is_some() {
-                state.extend(self.network.vs.variables().into_iter().map(|(n, t)| (format!("{TRAINED}{n}"), t)));
-            }
-            Tensor::write_safetensors(&state, &optim_tmp)
-                .with_context(|| format!("cannot write {}", optim_tmp.display()))?;
-            match &self.average {
-                Some(average) => {
-                    let named: Vec<(&str, &Tensor)> = average.iter().map(|(n, t)| (n.as_str(), t)).collect();
-                    Tensor::write_safetensors(&named, &weights_tmp)
-                        .with_context(|| format!("cannot write {}", weights_tmp.display()))?;
-                }
-                None => self.network.save(&weights_tmp)?,
-            }
-            publish(&description_tmp, &description)?;
-            publish(&optim_tmp, &optim)?;
-            // Weights last: their appearance marks a complete checkpoint.
-            publish(&weights_tmp, &weights)
-        })();
-        if written.is_err() {
-            for path in [&description_tmp, &optim_tmp, &weights_tmp] {
-                let _ = std::fs::remove_file(path);
-            }
+        let mut optimizer: Vec<(String, Tensor)> =
+            self.momentum.iter().map(|(n, t)| (n.clone(), t.shallow_clone())).collect();
+        if self.average.is_some() {
+            optimizer.extend(self.network.vs.variables().into_iter().map(|(n, t)| (format!("{TRAINED}{n}"), t)));
         }
-        written.map(|()| weights)
+        let weights = match &self.average {
+            Some(average) => WeightsToWrite::Named(average),
+            None => WeightsToWrite::Network(&self.network),
+        };
+        checkpoint::write(models, &meta, weights, &optimizer)
     }
 
     /// The lineage with this run's compute up to now.
@@ -328,7 +288,7 @@ impl Trainer {
         // An overflow in the forward pass may leave the loss finite and the
         // statistics not: such a step is skipped too.
         let finite = loss.isfinite().logical_and(&all_finite(&statistics));
-        for (_, var) in trainable(network).iter_mut() {
+        for (_, var) in network.trainable().iter_mut() {
             var.zero_grad();
         }
         loss.backward();
@@ -355,11 +315,11 @@ impl Trainer {
         let lr = self.learning_rate();
         let (mu, wd) = (self.config.train.momentum, self.config.train.weight_decay);
         let half: Option<BTreeMap<String, Tensor>> =
-            self.half.as_ref().map(|half| trainable(half).into_iter().collect());
+            self.half.as_ref().map(|half| half.trainable().into_iter().collect());
         tch::no_grad(|| {
             // The learning rate, or 0 for a step that is skipped.
             let rate = finite.to_kind(Kind::Float) * lr;
-            for (name, mut var) in trainable(&self.network) {
+            for (name, mut var) in self.network.trainable() {
                 let grad = match &half {
                     Some(half) => half[&name].grad().to_kind(Kind::Float),
                     None => var.grad(),
@@ -439,34 +399,6 @@ pub struct NonFiniteLoss {
 /// state to resume from.
 pub const MAX_NON_FINITE_IN_A_ROW: u64 = 20;
 
-/// The prefix of the trained weights' names in the `.optim` file.
-const TRAINED: &str = "trained/";
-
-/// Momentum buffers, and the trained weights of a checkpoint that published
-/// an average, by variable name.
-type OptimizerState = (BTreeMap<String, Tensor>, Option<BTreeMap<String, Tensor>>);
-
-/// Reads a checkpoint's optimizer state (`.optim`) for `network`, checked
-/// as its weights are.
-fn read_optimizer_state(network: &Network, path: &Path) -> Result<OptimizerState> {
-    let shapes = network.shapes();
-    let buffers: Vec<String> = trainable(network).into_iter().map(|(name, _)| name).collect();
-    let mut expected: BTreeMap<String, Vec<usize>> = buffers.iter().map(|n| (n.clone(), shapes[n].clone())).collect();
-    expected.extend(shapes.iter().map(|(name, shape)| (format!("{TRAINED}{name}"), shape.clone())));
-    let saved = crate::weights::read(path, &expected)?;
-    crate::weights::require(&saved, buffers.iter(), path)?;
-    let device = network.device();
-    let take = |name: &str| crate::weights::tensor(&saved[name]).to(device);
-    let momentum = buffers.iter().map(|name| (name.clone(), take(name))).collect();
-    if !saved.keys().any(|name| name.starts_with(TRAINED)) {
-        return Ok((momentum, None));
-    }
-    let trained_names: Vec<String> = shapes.keys().map(|name| format!("{TRAINED}{name}")).collect();
-    crate::weights::require(&saved, trained_names.iter(), path)?;
-    let trained = shapes.keys().map(|name| (name.clone(), take(&format!("{TRAINED}{name}")))).collect();
-    Ok((momentum, Some(trained)))
-}
-
 /// Copies of all the network's variables (batch-norm statistics included).
 fn copy_weights(network: &Network) -> BTreeMap<String, Tensor> {
     network.vs.variables().into_iter().map(|(name, var)| (name, var.detach().copy())).collect()
@@ -531,14 +463,6 @@ fn keep_statistics_if(finite: &Tensor, statistics: Vec<(Tensor, Tensor)>) {
             var.copy_(&kept);
         }
     });
-}
-
-/// The trainable variables by name (batch-norm running statistics excluded).
-fn trainable(network: &Network) -> Vec<(String, Tensor)> {
-    let mut vars: Vec<(String, Tensor)> =
-        network.vs.variables().into_iter().filter(|(_, t)| t.requires_grad()).collect();
-    vars.sort_by(|a, b| a.0.cmp(&b.0));
-    vars
 }
 
 /// The window size for `total` samples seen: a fraction of them, within bounds.

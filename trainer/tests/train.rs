@@ -382,7 +382,7 @@ fn tensorboard_reads_the_training_logs() {
 
 fn checkpoint_steps(models: &Path) -> Vec<u64> {
     let mut steps: Vec<u64> = std::fs::read_dir(models)
-        .map(|entries| entries.filter_map(|e| gipf::checkpoint_files::step_of(&e.ok()?.path())).collect())
+        .map(|entries| entries.filter_map(|e| gipf::checkpoint::files::step_of(&e.ok()?.path())).collect())
         .unwrap_or_default();
     steps.sort();
     steps

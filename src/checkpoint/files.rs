@@ -6,6 +6,10 @@ use std::path::Path;
 
 use anyhow::Result;
 
+/// A checkpoint's files, by extension: its description, its optimizer
+/// state, its weights.
+pub const PARTS: [&str; 3] = ["json", "optim", "safetensors"];
+
 /// The name of the trainer's checkpoint files at `step`, without extension.
 pub fn checkpoint_stem(step: u64) -> String {
     format!("step-{step:08}")
@@ -18,9 +22,7 @@ pub fn checkpoint_stem(step: u64) -> String {
 pub fn check_file_name(name: &str) -> Result<()> {
     let stem_ext = name.strip_prefix("step-").and_then(|rest| rest.split_once('.'));
     let fits = stem_ext.is_some_and(|(digits, ext)| {
-        digits.len() >= 8
-            && digits.bytes().all(|b| b.is_ascii_digit())
-            && ["json", "optim", "safetensors"].contains(&ext)
+        digits.len() >= 8 && digits.bytes().all(|b| b.is_ascii_digit()) && PARTS.contains(&ext)
     });
     anyhow::ensure!(fits, "{name:?} is not the name of a checkpoint file (step-NNNNNNNN.json, .optim or .safetensors)");
     Ok(())

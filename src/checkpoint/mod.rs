@@ -1,6 +1,17 @@
-//! Checkpoints in a models folder: their descriptions, loading them (or the
-//! newest one that loads), the best one, retention, and the reference
-//! model built into the program.
+//! Checkpoints, the one home of their format. A checkpoint `step-NNNNNNNN`
+//! in a models folder is three files: the weights (`.safetensors`), the
+//! optimizer's state (`.optim`) and a description (`.json`,
+//! [`CheckpointMeta`]). Here: the description and its format, loading a
+//! checkpoint (or the newest one that loads), the best one, retention in a
+//! folder, and the reference model built into the program; `files`, the
+//! names of the files and the retention rule (no I/O); `write`, writing a
+//! checkpoint (every part under a temporary name before any is published)
+//! and reading its optimizer state. A run in an object store moves these
+//! same files (`store`); `model_source` picks which checkpoint a player
+//! plays; `weights` checks any weights file read.
+
+pub mod files;
+mod write;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,11 +20,13 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use tch::Device;
 
-use crate::checkpoint_files::{check_file_name, step_of, Retention};
 use crate::encoding::ENCODING_VERSION;
 use crate::net::{NetConfig, Network};
 use crate::rules::Variant;
 use crate::weights::Damaged;
+use files::{check_file_name, step_of, Retention};
+
+pub use write::{read_optimizer_state, set_aside, write, OptimizerState, WeightsToWrite, TRAINED};
 
 /// Changes whenever the checkpoint description's fields change (the test
 /// `the_format_number_pins_the_descriptions_fields` lists them), so that an
@@ -269,8 +282,8 @@ pub const REFERENCE: &str = "reference";
 /// files, so that a new reference never meets an old copy), so that a
 /// binary run from any folder has it.
 pub fn reference_checkpoint() -> Result<PathBuf> {
-    const WEIGHTS: &[u8] = include_bytes!("../models/reference.safetensors");
-    const DESCRIPTION: &[u8] = include_bytes!("../models/reference.json");
+    const WEIGHTS: &[u8] = include_bytes!("../../models/reference.safetensors");
+    const DESCRIPTION: &[u8] = include_bytes!("../../models/reference.json");
     let key = crate::durable::sha256_hex(&[WEIGHTS, DESCRIPTION].concat());
     let dir = crate::cache_dir().join(REFERENCE).join(&key[..16]);
     let weights = dir.join("reference.safetensors");
@@ -350,7 +363,7 @@ mod tests {
         let models = dir.path();
         let stem = |step: u64| models.join(format!("step-{step:08}"));
         for step in (0..=100).step_by(10) {
-            for ext in ["safetensors", "optim", "json"] {
+            for ext in files::PARTS {
                 std::fs::write(stem(step).with_extension(ext), b"x").unwrap();
             }
         }
