@@ -3,7 +3,7 @@
 # reference model (played first, for MINUTES, when GAMES has none), a
 # logistic fit of the evaluation's features to the games' results (`gipf
 # tune`: the fit, a held-out check, the weights before and after), written
-# into core/src/players/classic/weights.rs. Rebuild to play with them;
+# into core/src/players/alphabeta/classic/weights.rs. Rebuild to play with them;
 # `scripts/ladder.sh 40 classic` measures the player.
 #
 #   scripts/tune-classic.sh [GAMES] [MINUTES]
@@ -20,4 +20,4 @@ if [ -z "$(ls -A "$GAMES" 2>/dev/null)" ]; then
     timeout --signal=INT "${MINUTES}m" "$BIN/selfplay" --config configs/cpu.toml \
         --model models/reference.safetensors --out "$GAMES" --seed 11 --worker texel || [ $? = 124 ]
 fi
-"$BIN/gipf" tune --games "$GAMES" --write core/src/players/classic/weights.rs
+"$BIN/gipf" tune --games "$GAMES" --write core/src/players/alphabeta/classic/weights.rs

@@ -4,7 +4,7 @@
 //! before it): the core ← `net` ← `config`, `durable`, `weights`,
 //! `stop` ← `shards`, `checkpoint` ← `store`,
 //! `progress`, `export` ← `lease`, `model_source`, `serve` ← `players` ←
-//! `analysis`, `review`, `tune`, `bench` ← `engine`, `arena`, `selfplay` ←
+//! `review`, `tune`, `bench` ← `engine`, `arena`, `selfplay` ←
 //! `train` (`tests/layers.rs` checks it).
 
 pub use gipf_core::{encoding, games, rules, samples, search};
@@ -12,7 +12,6 @@ pub use gipf_core::{encoding, games, rules, samples, search};
 pub mod net;
 pub mod players;
 
-pub mod analysis;
 pub mod arena;
 pub mod bench;
 pub mod checkpoint;

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{ensure, Result};
 
 use crate::games::GameFile;
-use crate::players::classic::{features, FEATURES, FEATURE_NAMES};
+use crate::players::alphabeta::classic::{features, FEATURES, FEATURE_NAMES};
 use crate::rules::{replay_with, Phase, Position};
 
 /// One game in this many is held out of the fit, to check it.
@@ -155,7 +155,7 @@ pub fn as_hundredths(w: &[f64; FEATURES]) -> [i32; FEATURES] {
     w.map(|x| (100.0 * x).round() as i32)
 }
 
-/// The Rust source of `core/src/players/classic/weights.rs` for `weights`.
+/// The Rust source of `core/src/players/alphabeta/classic/weights.rs` for `weights`.
 pub fn weights_source(weights: &[i32; FEATURES], provenance: &str) -> String {
     let width = weights.iter().map(|w| format!("{w},").len()).max().unwrap_or(0);
     let lines: String = weights

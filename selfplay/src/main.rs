@@ -128,11 +128,7 @@ fn run_args(args: Args) -> Result<()> {
         report.mean_batch(),
         report.stats.games
     );
-    println!(
-        "time in the evaluator: {:.1}% of the run, in forward passes: {:.1}%",
-        100.0 * report.evaluator_share(),
-        100.0 * report.forward_share()
-    );
+    println!("time in forward passes: {:.1}% of the run", 100.0 * report.forward_share());
     match (report.raw, report.raw_per_second()) {
         (Some((_, probed, batch)), Some(raw)) => {
             println!("raw network: {raw:.0} positions/s at batch {batch} (timed between steps, {probed:.1} s)");

@@ -291,8 +291,6 @@ pub struct Network {
     kind: Kind,
     /// The layers [`Network::infer`] runs once the network is prepared for play.
     folded: Option<FoldedNet>,
-    /// Seconds spent in forward passes on behalf of [`Evaluator::evaluate`].
-    pub forward_seconds: f64,
 }
 
 impl Network {
@@ -301,7 +299,7 @@ impl Network {
         tch::manual_seed(seed);
         let vs = nn::VarStore::new(device);
         let net = PolicyValueNet::new(&vs.root(), config);
-        Network { vs, net, config: *config, kind: Kind::Float, folded: None, forward_seconds: 0.0 }
+        Network { vs, net, config: *config, kind: Kind::Float, folded: None }
     }
 
     /// Loads weights saved by [`Network::save`] into a network of `config`'s
@@ -359,7 +357,7 @@ impl Network {
                 var.set_data(&var.to_kind(kind));
             }
         }
-        Network { vs, net, config: self.config, kind, folded: None, forward_seconds: 0.0 }
+        Network { vs, net, config: self.config, kind, folded: None }
     }
 
     /// The kind of the forward passes at play.
@@ -397,10 +395,7 @@ impl Network {
 
 impl Forward for Network {
     fn forward(&mut self, input: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
-        let start = std::time::Instant::now();
-        let out = self.infer(input, n);
-        self.forward_seconds += start.elapsed().as_secs_f64();
-        out
+        self.infer(input, n)
     }
 }
 

@@ -14,7 +14,7 @@ use crate::checkpoint::load_checkpoint;
 use crate::net::Precision;
 use crate::rules::{Action, Position, Variant};
 use crate::search::{Analysis, SearchConfig, Tree};
-pub use gipf_core::players::{alphabeta, classic, AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Style, Uct};
+pub use gipf_core::players::{alphabeta, AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Style, Uct};
 
 /// This process's monotonic clock, for the core's time budgets.
 pub fn monotonic() -> Duration {
@@ -78,7 +78,7 @@ impl PlayerSpec {
                 }
             }
             _ if text.starts_with("alphabeta:") => {
-                PlayerSpec::AlphaBeta { style: Style::Plain, limit: parse_limit(text, "alphabeta")? }
+                PlayerSpec::AlphaBeta { style: Style::AlphaBeta, limit: parse_limit(text, "alphabeta")? }
             }
             _ if text.starts_with("classic:") => {
                 PlayerSpec::AlphaBeta { style: Style::Classic, limit: parse_limit(text, "classic")? }
@@ -187,7 +187,7 @@ fn batch_size(batch: Option<usize>, budget: Budget, search: &SearchConfig) -> us
 /// A classical player's name in specs.
 fn style_name(style: Style) -> &'static str {
     match style {
-        Style::Plain => "alphabeta",
+        Style::AlphaBeta => "alphabeta",
         Style::Classic => "classic",
     }
 }
@@ -408,12 +408,12 @@ mod tests {
         assert_eq!(PlayerSpec::parse("uct:1000", sims).unwrap(), PlayerSpec::Uct { playouts: 1000 });
         assert_eq!(
             PlayerSpec::parse("alphabeta:3", sims).unwrap(),
-            PlayerSpec::AlphaBeta { style: Style::Plain, limit: Limit::Depth(3) }
+            PlayerSpec::AlphaBeta { style: Style::AlphaBeta, limit: Limit::Depth(3) }
         );
         let timed = PlayerSpec::parse("alphabeta:250ms", sims).unwrap();
         assert_eq!(
             timed,
-            PlayerSpec::AlphaBeta { style: Style::Plain, limit: Limit::Time(Duration::from_millis(250)) }
+            PlayerSpec::AlphaBeta { style: Style::AlphaBeta, limit: Limit::Time(Duration::from_millis(250)) }
         );
         assert_eq!(timed.name(), "alphabeta:250ms");
         let classic = PlayerSpec::parse("classic:2500ms", sims).unwrap();

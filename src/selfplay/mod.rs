@@ -60,7 +60,7 @@ pub struct Stats {
     pub evaluations: u64,
     pub batches: u64,
     /// Seconds the generator waited for the network's forward passes.
-    pub evaluator_seconds: f64,
+    pub forward_seconds: f64,
 }
 
 /// Games whose CPU work and network batches alternate with the other group's.
@@ -289,7 +289,7 @@ impl Generator {
         if output.is_some() {
             self.stats.evaluations += evaluated.games.count() as u64;
             self.stats.batches += 1;
-            self.stats.evaluator_seconds += seconds;
+            self.stats.forward_seconds += seconds;
         }
         evaluated.output = output;
         let worked_index = 1 - self.current;

@@ -84,8 +84,6 @@ impl RunOptions {
 pub struct RunReport {
     pub stats: Stats,
     pub seconds: f64,
-    /// Seconds in the network's forward passes.
-    pub forward_seconds: f64,
     /// Shards written and their bytes.
     pub shards: u64,
     pub shard_bytes: u64,
@@ -99,17 +97,11 @@ impl RunReport {
         self.stats.evaluations as f64 / self.seconds
     }
 
-    /// The share of the time spent in the evaluator: what is left goes to
-    /// search, bookkeeping and writing games.
-    pub fn evaluator_share(&self) -> f64 {
-        self.stats.evaluator_seconds / self.seconds
-    }
-
-    /// The share of the time spent in the network's forward passes: the
-    /// throughput self-play reaches, as a share of what the network alone
-    /// reaches on the same batches in the same run.
+    /// The share of the time the playing thread spent in the network's
+    /// forward passes (what is left goes to the search's CPU work not
+    /// overlapped with them, bookkeeping and writing games).
     pub fn forward_share(&self) -> f64 {
-        self.forward_seconds / self.seconds
+        self.stats.forward_seconds / self.seconds
     }
 
     /// Positions per second of the bare network, from the probes.
@@ -171,14 +163,7 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
         );
     }
     let (seconds, stats) = (elapsed(&probe), generator.stats);
-    Ok(RunReport {
-        stats,
-        seconds,
-        forward_seconds: follower.forward_seconds(),
-        raw: probe.report(),
-        shards: sink.writer.shards(),
-        shard_bytes: sink.writer.bytes,
-    })
+    Ok(RunReport { stats, seconds, raw: probe.report(), shards: sink.writer.shards(), shard_bytes: sink.writer.bytes })
 }
 
 /// Whether the run's time is up or it was asked to stop (a signal among
@@ -197,15 +182,13 @@ struct Follower {
     current: Option<PathBuf>,
     /// The model's name in games and logs.
     name: String,
-    /// Forward-pass seconds of the networks replaced so far.
-    forward_before: f64,
 }
 
 impl Follower {
     fn start(options: &RunOptions) -> Result<Follower> {
         let current = options.model.current()?;
         let (network, name) = Follower::load(options, current.as_ref())?;
-        Ok(Follower { network, current, name, forward_before: 0.0 })
+        Ok(Follower { network, current, name })
     }
 
     /// The network of `path` (none: a fresh one), in the config's precision.
@@ -227,16 +210,11 @@ impl Follower {
         }
         let newest = options.model.current()?;
         if newest != self.current {
-            self.forward_before += self.network.forward_seconds;
             (self.network, self.name) = Follower::load(options, newest.as_ref())?;
             self.current = newest;
             tracing::info!(model = self.name, "picked up a new checkpoint");
         }
         Ok(())
-    }
-
-    fn forward_seconds(&self) -> f64 {
-        self.forward_before + self.network.forward_seconds
     }
 }
 

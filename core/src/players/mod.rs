@@ -3,7 +3,6 @@
 //! random playouts, classical alpha-beta search: `alphabeta` and `classic`).
 
 pub mod alphabeta;
-pub mod classic;
 mod patterns;
 mod uct;
 

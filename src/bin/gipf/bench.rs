@@ -168,7 +168,7 @@ pub fn run(which: Bench) -> Result<()> {
         Bench::Classic { ms, positions } => {
             anyhow::ensure!(ms > 0 && positions > 0, "--ms and --positions must be positive");
             let set = midgame_positions(positions);
-            for (name, style) in [("alphabeta", Style::Plain), ("classic", Style::Classic)] {
+            for (name, style) in [("alphabeta", Style::AlphaBeta), ("classic", Style::Classic)] {
                 let t = classical_search(style, &set, Duration::from_millis(ms));
                 println!(
                     "{name:<9} {:>10.0} nodes/s on one core, depth {:.1} on average in {ms} ms ({} positions)",

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use gipf::players::classic::{FEATURE_NAMES, WEIGHTS};
+use gipf::players::alphabeta::classic::{FEATURE_NAMES, WEIGHTS};
 use gipf::tune::{as_hundredths, collect, fit, quality, weights_source};
 
 #[derive(clap::Args)]
@@ -13,7 +13,7 @@ pub struct Args {
     #[arg(long)]
     games: PathBuf,
     /// Write the fitted weights as the Rust source of the classic player's
-    /// weights (core/src/players/classic/weights.rs), to build in.
+    /// weights (core/src/players/alphabeta/classic/weights.rs), to build in.
     #[arg(long)]
     write: Option<PathBuf>,
 }

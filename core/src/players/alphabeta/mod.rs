@@ -13,13 +13,14 @@
 //! there, and an edge negates it (and swaps the window) only when the player
 //! changes.
 
+pub mod classic;
 mod plain;
 mod zobrist;
 
 use std::time::Duration;
 
 use super::patterns::Lines;
-use super::{classic, Player};
+use super::Player;
 use crate::rules::{Action, Bitboard, Color, Phase, Position};
 pub use plain::evaluate;
 pub use zobrist::zobrist;
@@ -56,7 +57,7 @@ pub type Clock = fn() -> Duration;
 pub enum Style {
     /// `alphabeta`: the plain evaluation, full windows, the table's values
     /// used only at their own depth (a fixed-depth value does not depend on it).
-    Plain,
+    AlphaBeta,
     /// `classic`: the tuned evaluation, principal-variation search with
     /// aspiration windows at the root, the table's values used from any
     /// depth at least the one asked, and a quiescence search over captures.
@@ -119,7 +120,7 @@ struct Window {
 impl AlphaBeta {
     /// The `alphabeta` player: a search to `limit`, reading `clock` for a time limit.
     pub fn new(limit: Limit, clock: Clock) -> AlphaBeta {
-        AlphaBeta::with_style(Style::Plain, limit, clock)
+        AlphaBeta::with_style(Style::AlphaBeta, limit, clock)
     }
 
     /// The `classic` player.
@@ -242,7 +243,7 @@ impl AlphaBeta {
         first: bool,
     ) -> i32 {
         let Window { alpha, beta } = window;
-        if self.style == Style::Plain || first || beta - alpha <= 1 {
+        if self.style == Style::AlphaBeta || first || beta - alpha <= 1 {
             return self.edge_value(pos, me, action, at, window);
         }
         let value = self.edge_value(pos, me, action, at, Window { alpha, beta: alpha + 1 });
@@ -287,7 +288,7 @@ impl AlphaBeta {
         let me = pos.to_act().expect("searched nodes are not over");
         if depth <= 0 && pos.phase() == Phase::Push {
             return match self.style {
-                Style::Plain => evaluate(pos, me),
+                Style::AlphaBeta => evaluate(pos, me),
                 Style::Classic => self.quiesce(pos, alpha, beta, ply, depth),
             };
         }
@@ -323,7 +324,7 @@ impl AlphaBeta {
     /// as deep (classic).
     fn table_cut(&self, entry: Entry, depth: i32, alpha: i32, beta: i32, ply: u32) -> Option<i32> {
         let deep_enough = match self.style {
-            Style::Plain => entry.depth == depth,
+            Style::AlphaBeta => entry.depth == depth,
             Style::Classic => entry.depth >= depth,
         };
         let value = from_table(entry.value, ply);

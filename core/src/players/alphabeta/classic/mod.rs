@@ -8,7 +8,7 @@ mod weights;
 
 use std::sync::LazyLock;
 
-use super::patterns::Lines;
+use crate::players::patterns::Lines;
 use crate::rules::{Bitboard, Cell, Color, GipfRight, Point, Position, NUM_POINTS};
 pub use weights::WEIGHTS;
 

@@ -10,7 +10,7 @@
 //! | `position JSON` | `ok` (the position JSON of `docs/rules.md`, on one line) |
 //! | `play ACTION...` | `ok` (all actions played, or none if one is illegal) |
 //! | `go` | `action ACTION` (the engine's action for the player to act, also played) |
-//! | `analyse JSON` | the search's view of a position, as one JSON line (see [`crate::analysis`]) |
+//! | `analyse JSON` | the search's view of a position, as one JSON line (see [`analysis`]) |
 //! | `undo` | `ok` (takes back the last action played) |
 //! | `legal` | `legal ACTION...` (sorted) |
 //! | `state` | the `gipf rules --json` state object, on one line |
@@ -18,6 +18,8 @@
 //! | `name` | `name gipf PLAYER` |
 //! | `help` | `commands ...` |
 //! | `quit` | `bye` (the engine exits) |
+
+mod analysis;
 
 use std::io::{BufRead, Write};
 
@@ -118,7 +120,7 @@ impl Engine {
                 self.pos.play(action).expect("players choose legal actions");
                 reply(format!("action {action}"))
             }
-            "analyse" => match crate::analysis::answer(self.player.as_mut(), &self.pos, rest) {
+            "analyse" => match analysis::answer(self.player.as_mut(), &self.pos, rest) {
                 Ok(json) => reply(json),
                 Err(e) => error(format!("analyse: {e}")),
             },
