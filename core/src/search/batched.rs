@@ -1,6 +1,7 @@
 //! Many searches advanced together, their leaves evaluated in one batch: the
 //! leaf life cycle (gather, encode, evaluate, apply) that self-play, the
-//! arena's batched matches, the web engine and a single player share.
+//! arena's batched matches, the web engine and the Python package share (a
+//! single player's search takes the same batches through [`Tree::run`]).
 //!
 //! A [`Search`] is one decision's search on a tree that follows its game:
 //! started with the visits its root must reach and how its root is
