@@ -10,7 +10,8 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::net::{check_range, NetConfig, Precision};
+use crate::bounds::{check_positive, check_range, check_unit, check_up_to};
+use crate::net::{NetConfig, Precision};
 use crate::rules::Variant;
 use crate::search::SearchConfig;
 
@@ -223,20 +224,6 @@ pub struct Config {
     pub gate: Option<GateConfig>,
 }
 
-fn check_unit(name: &str, value: f64) -> Result<()> {
-    check_up_to(name, value, 1.0)
-}
-
-fn check_up_to(name: &str, value: f64, max: f64) -> Result<()> {
-    anyhow::ensure!((0.0..=max).contains(&value), "{name} = {value} is out of range 0..={max}");
-    Ok(())
-}
-
-fn check_positive(name: &str, value: f64, max: f64) -> Result<()> {
-    anyhow::ensure!(value > 0.0 && value <= max, "{name} = {value} is out of range (0, {max}]");
-    Ok(())
-}
-
 /// The value of every key a configuration leaves out: the shipped CPU
 /// configuration.
 pub const DEFAULTS: &str = include_str!("../configs/cpu.toml");
@@ -305,11 +292,7 @@ impl Config {
         self.network.validate()?;
         check_range("game.max_actions", self.game.max_actions as i64, 10, 100_000)?;
         check_range("play.torch_threads", self.play.torch_threads as i64, 1, 256)?;
-        let s = &self.search;
-        check_positive("search.c_puct", s.c_puct as f64, 100.0)?;
-        check_unit("search.fpu_reduction", s.fpu_reduction as f64)?;
-        check_range("search.batch_size", s.batch_size as i64, 1, 256)?;
-        check_up_to("search.virtual_loss", s.virtual_loss as f64, 10.0)?;
+        self.search.validate()?;
         let p = &self.selfplay;
         check_range("selfplay.simulations", p.simulations as i64, 2, 100_000)?;
         check_range("selfplay.cheap_simulations", p.cheap_simulations as i64, 2, p.simulations as i64)?;
@@ -390,7 +373,7 @@ impl Config {
         check_range("loop.workers", l.workers as i64, 0, 256)?;
         match (l.workers, l.games_per_generation) {
             (0, None) => bail!("loop.games_per_generation is needed with loop.workers = 0 (generations in turn)"),
-            (0, Some(games)) => check_range("loop.games_per_generation", games as i64, 1, 1_000_000),
+            (0, Some(games)) => Ok(check_range("loop.games_per_generation", games as i64, 1, 1_000_000)?),
             (workers, Some(_)) => {
                 bail!("loop.games_per_generation is used only with loop.workers = 0, not {workers}")
             }

@@ -1,5 +1,5 @@
 //! GIPF: an AlphaZero-style training system built on the LibTorch-free
-//! core (`gipf-core`: `rules`, `encoding`, `games`, `samples`, `search`,
+//! core (`gipf-core`: `bounds`, `rules`, `encoding`, `games`, `samples`, `search`,
 //! the baseline players), re-exported here. Modules in dependency order (each uses only those
 //! before it): the core ← `net` ← `config`, `durable`, `weights`,
 //! `stop` ← `shards`, `checkpoint` ← `store`,
@@ -7,7 +7,7 @@
 //! `review`, `tune`, `bench` ← `engine`, `arena`, `selfplay` ←
 //! `train` (`tests/layers.rs` checks it).
 
-pub use gipf_core::{encoding, games, rules, samples, search};
+pub use gipf_core::{bounds, encoding, games, rules, samples, search};
 
 pub mod net;
 pub mod players;

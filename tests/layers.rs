@@ -103,7 +103,7 @@ fn the_librarys_modules_use_only_those_before_them() {
 
 #[test]
 fn the_cores_modules_use_only_those_before_them() {
-    check_order(&Path::new(ROOT).join("core/src"), "`rules` ←", "`cli`");
+    check_order(&Path::new(ROOT).join("core/src"), "`bounds`, `rules` ←", "`cli`");
 }
 
 /// The grouped form is seen too.

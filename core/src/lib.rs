@@ -1,12 +1,14 @@
 //! The GIPF core without LibTorch, a file system or a clock, so that it also
-//! builds for the web (`wasm32-unknown-unknown`): the rules with their
-//! notation and setup JSON, the network's input and action encoding, the
-//! stored game and the training samples built from it, Monte Carlo tree
-//! search over any [`search::Evaluator`], and the baseline players.
+//! builds for the web (`wasm32-unknown-unknown`): settings checked against
+//! their ranges, the rules with their notation and setup JSON, the
+//! network's input and action encoding, the stored game and the training
+//! samples built from it, Monte Carlo tree search over any
+//! [`search::Evaluator`], and the baseline players.
 //! Modules in dependency order (each uses only those before it;
-//! `tests/layers.rs` checks it): `rules` ← `encoding`, `games` ← `samples`,
-//! `search` ← `players` ← `cli`.
+//! `tests/layers.rs` checks it): `bounds`, `rules` ← `encoding`, `games` ←
+//! `samples`, `search` ← `players` ← `cli`.
 
+pub mod bounds;
 pub mod rules;
 
 pub mod encoding;

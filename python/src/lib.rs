@@ -316,8 +316,8 @@ impl Searches {
         noise: (f32, f32),
         candidates: usize,
     ) -> PyResult<Searches> {
-        if !(1..=100_000).contains(&simulations) || !(1..=256).contains(&batch_size) {
-            return Err(value_error("simulations must be from 1 to 100000 and batch_size from 1 to 256"));
+        if !(1..=100_000).contains(&simulations) {
+            return Err(value_error("simulations must be from 1 to 100000"));
         }
         let (alpha, fraction) = noise;
         if !(alpha > 0.0 && alpha.is_finite() && (0.0..=1.0).contains(&fraction)) {
@@ -325,6 +325,7 @@ impl Searches {
         }
         let root = parse_root(root, alpha, fraction, candidates)?;
         let config = SearchConfig { batch_size, ..SearchConfig::default() };
+        config.validate().map_err(value_error)?;
         let mut batched = Batched::default();
         for (i, game) in games.iter().enumerate() {
             if game.pos.is_over() {

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use tch::nn;
 use tch::{Device, Kind, Tensor};
 
+use crate::bounds::check_range;
 use crate::encoding::{GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES};
 use crate::search::Forward;
 
@@ -120,16 +121,8 @@ impl NetConfig {
     pub fn validate(&self) -> Result<()> {
         check_range("network.blocks", self.blocks as i64, 1, 64)?;
         check_range("network.channels", self.channels, 4, 512)?;
-        check_range("network.value_hidden", self.value_hidden, 4, 1024)
+        Ok(check_range("network.value_hidden", self.value_hidden, 4, 1024)?)
     }
-}
-
-/// An error unless `min <= value <= max`.
-pub fn check_range(name: &str, value: i64, min: i64, max: i64) -> Result<()> {
-    if value < min || value > max {
-        bail!("{name} = {value} is out of range {min}..={max}");
-    }
-    Ok(())
 }
 
 /// The smallest network, for the unit tests.

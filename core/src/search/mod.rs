@@ -22,6 +22,7 @@ pub use batched::{Batched, NotFinite, Root, Search, Searching};
 pub use evaluation::{softmax, ConstantForward, Evaluation, Evaluator, Forward, UniformEvaluator};
 use gumbel::{sigma, GumbelRoot};
 
+use crate::bounds::{check_positive, check_range, check_unit, check_up_to, Checked};
 use crate::rules::{Action, Color, Position};
 
 /// Search settings.
@@ -45,6 +46,19 @@ pub struct SearchConfig {
     #[serde(default)]
     pub solver: bool,
 }
+
+impl SearchConfig {
+    /// Checks each setting against its range, naming it as `search.KEY`.
+    pub fn validate(&self) -> Checked {
+        check_positive("search.c_puct", self.c_puct as f64, 100.0)?;
+        check_unit("search.fpu_reduction", self.fpu_reduction as f64)?;
+        check_range("search.batch_size", self.batch_size as i64, 1, MAX_BATCH as i64)?;
+        check_up_to("search.virtual_loss", self.virtual_loss as f64, 10.0)
+    }
+}
+
+/// The most leaves one tree gathers for a batch.
+pub const MAX_BATCH: usize = 256;
 
 /// The settings of `configs/cpu.toml`'s `[search]` (tested there), which
 /// the web board's engine uses when a request sends none.

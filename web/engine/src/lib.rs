@@ -43,11 +43,10 @@ pub const OUTPUT_SIZE: usize = NUM_ACTIONS + 1;
 
 /// The bounds of a request's numbers, so that no request can exhaust the
 /// page's memory or hang it: simulations of `think` (as a config's
-/// `selfplay.simulations`), its `search.batch_size` (as a config's), the
-/// playouts of `uct:N` and the depth of `alphabeta:D` and `classic:D` (depth 5
-/// already takes seconds in a browser).
+/// `selfplay.simulations`; its search settings are checked as a config's),
+/// the playouts of `uct:N` and the depth of `alphabeta:D` and `classic:D`
+/// (depth 5 already takes seconds in a browser).
 pub const MAX_SIMULATIONS: u32 = 100_000;
-pub const MAX_BATCH: usize = 256;
 pub const MAX_UCT_PLAYOUTS: u32 = 100_000;
 pub const MAX_ALPHABETA_DEPTH: u32 = 5;
 
@@ -214,10 +213,11 @@ impl Session {
         if self.pos.is_over() {
             return error("the game is over");
         }
-        if !(1..=MAX_SIMULATIONS).contains(&simulations) || !(1..=MAX_BATCH).contains(&config.batch_size) {
-            return error(format!(
-                "simulations must be from 1 to {MAX_SIMULATIONS} and search.batch_size from 1 to {MAX_BATCH}"
-            ));
+        if !(1..=MAX_SIMULATIONS).contains(&simulations) {
+            return error(format!("simulations must be from 1 to {MAX_SIMULATIONS}"));
+        }
+        if let Err(e) = config.validate() {
+            return error(e);
         }
         let mut search = Search::new(self.pos, 0);
         search.start(simulations, Root::Plain, &config);
@@ -348,7 +348,7 @@ mod exports {
 mod tests {
     use super::*;
     use gipf_core::encoding::{encode, INPUT_SIZE};
-    use gipf_core::search::{Evaluation, Evaluator, Tree};
+    use gipf_core::search::{Evaluation, Evaluator, Tree, MAX_BATCH};
 
     fn ask(session: &mut Session, request: Value) -> Value {
         serde_json::from_str(&session.handle(&request.to_string())).unwrap()
@@ -427,19 +427,24 @@ mod tests {
         }
     }
 
-    /// A `think` past the bounds is refused before anything is allocated.
+    /// A `think` past the bounds (its search settings checked as a
+    /// config's) is refused before anything is allocated.
     #[test]
     fn think_requests_past_the_bounds_are_refused() {
         let mut s = Session::default();
-        for (simulations, batch) in
-            [(0, 4), (MAX_SIMULATIONS + 1, 4), (u32::MAX, 4), (64, 0), (64, MAX_BATCH + 1), (64, usize::MAX)]
-        {
+        let bad_batch = [0, MAX_BATCH + 1, usize::MAX].map(|b| (64, b, "search.batch_size"));
+        let bad_simulations =
+            [0, MAX_SIMULATIONS + 1, u32::MAX].map(|n| (n, 4, "simulations must be from 1 to 100000"));
+        for (simulations, batch, named) in bad_simulations.into_iter().chain(bad_batch) {
             let search = json!({"c_puct": 1.5, "fpu_reduction": 0.2, "batch_size": batch, "virtual_loss": 1.0});
             let request = json!({"cmd": "think", "simulations": simulations, "search": search});
             let answer = ask(&mut s, request);
             let error = answer["error"].as_str().unwrap_or_else(|| panic!("{simulations} {batch}: {answer}"));
-            assert!(error.contains("simulations must be from 1 to 100000"), "{error}");
+            assert!(error.contains(named), "{error}");
         }
+        let search = json!({"c_puct": -1.0, "fpu_reduction": 0.2, "batch_size": 4, "virtual_loss": 1.0});
+        let answer = ask(&mut s, json!({"cmd": "think", "simulations": 8, "search": search}));
+        assert!(answer["error"].as_str().is_some_and(|e| e.contains("search.c_puct")), "{answer}");
         let search = json!({"c_puct": 1.5, "fpu_reduction": 0.2, "batch_size": MAX_BATCH, "virtual_loss": 1.0});
         let answer = ask(&mut s, json!({"cmd": "think", "simulations": 8, "search": search}));
         assert!(answer["batch"].as_u64().is_some(), "{answer}");
