@@ -11,7 +11,7 @@ use gipf::encoding::{INPUT_SIZE, NUM_ACTIONS};
 use gipf::model_source::ModelSource;
 use gipf::rules::{Symmetry, NUM_SYMMETRIES};
 use gipf::samples::write_row;
-use gipf::selfplay::{run, RunOptions};
+use gipf::selfplay::{play, PlayOptions};
 use gipf::train::data::Window;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -46,8 +46,8 @@ fn python_samples_equal_the_trainers_on_a_real_shard() {
     let games = dir.path().join("games");
     let config = Config::parse(include_str!("../configs/tiny.toml")).unwrap();
     let options =
-        RunOptions { games: Some(3), seed: 5, ..RunOptions::new(config.clone(), games, ModelSource::Fresh, "py") };
-    run(options).unwrap();
+        PlayOptions { games: Some(3), seed: 5, ..PlayOptions::new(config.clone(), games, ModelSource::Fresh, "py") };
+    play(options).unwrap();
     let mut window = Window::new(&config);
     window.load_new(&dir.path().join("games"), |_| 1_000_000).unwrap();
     assert!(window.len() > 20, "{} samples", window.len());

@@ -10,7 +10,7 @@ use clap::Parser;
 use gipf::config::Config;
 use gipf::model_source::ModelSource;
 use gipf::net::parse_device;
-use gipf::selfplay::{run, RunOptions};
+use gipf::selfplay::{play, PlayOptions};
 
 #[derive(Parser)]
 #[command(name = "selfplay", version, about = "Self-play game generator for GIPF")]
@@ -84,7 +84,7 @@ fn run_args(args: Args) -> Result<()> {
         true => (gipf::store::local_cache(&url, "outbox"), Some(gipf::store::Store::open(&url)?.into())),
         false => (args.out, None),
     };
-    let options = RunOptions {
+    let options = PlayOptions {
         upload,
         games: (args.games > 0).then_some(args.games),
         device,
@@ -92,10 +92,10 @@ fn run_args(args: Args) -> Result<()> {
         progress: args.bench.is_none(),
         probe_raw: args.bench.is_some() && !args.constant_network,
         constant_network: args.constant_network,
-        ..RunOptions::new(config.clone(), out, ModelSource::from_arg(args.model.as_deref())?, worker)
+        ..PlayOptions::new(config.clone(), out, ModelSource::from_arg(args.model.as_deref())?, worker)
     };
     let Some(seconds) = args.bench else {
-        let report = run(options)?;
+        let report = play(options)?;
         println!(
             "{} games, {} actions, {:.0} network evaluations/s (mean batch {:.1}) in {:.1} s; \
              {} shards, {:.0} bytes a game",
@@ -110,7 +110,7 @@ fn run_args(args: Args) -> Result<()> {
         return Ok(());
     };
     anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--bench must be a positive number of seconds");
-    let report = run(RunOptions { duration: Some(Duration::from_secs_f64(seconds)), games: None, ..options })?;
+    let report = play(PlayOptions { duration: Some(Duration::from_secs_f64(seconds)), games: None, ..options })?;
     let achieved = report.evaluations_per_second();
     if args.constant_network {
         let threads = config.search_threads();

@@ -11,7 +11,7 @@ use gipf::config::Config;
 use gipf::games::{EndReason, GameFile};
 use gipf::model_source::ModelSource;
 use gipf::rules::{Action, Position};
-use gipf::selfplay::{run, RunOptions};
+use gipf::selfplay::{play, PlayOptions};
 use gipf::shards;
 use gipf::train::Trainer;
 use tch::Device;
@@ -20,8 +20,8 @@ fn tiny() -> Config {
     Config::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny.toml")).unwrap()
 }
 
-fn options(out: &Path, model: ModelSource, games: u64) -> RunOptions {
-    RunOptions { games: Some(games), seed: 5, ..RunOptions::new(tiny(), out.to_path_buf(), model, "test") }
+fn options(out: &Path, model: ModelSource, games: u64) -> PlayOptions {
+    PlayOptions { games: Some(games), seed: 5, ..PlayOptions::new(tiny(), out.to_path_buf(), model, "test") }
 }
 
 fn games_in(dir: &Path) -> Vec<GameFile> {
@@ -43,7 +43,7 @@ fn a_tiny_network_plays_complete_games_that_read_back() {
         let mut options = options(dir.path(), ModelSource::Fresh, 2);
         options.config.selfplay.gumbel_candidates = gumbel_candidates;
         let config = options.config.clone();
-        let report = run(options).unwrap();
+        let report = play(options).unwrap();
         assert_eq!(report.stats.games, 2);
         assert!(report.stats.evaluations > 0);
         let games = games_in(dir.path());
@@ -103,7 +103,7 @@ fn the_newest_checkpoint_in_the_model_folder_plays() {
         trainer.save(models.path()).unwrap();
     }
     std::fs::write(models.path().join("notes.txt"), "not a checkpoint").unwrap();
-    run(options(out.path(), ModelSource::Folder(models.path().to_path_buf()), 1)).unwrap();
+    play(options(out.path(), ModelSource::Folder(models.path().to_path_buf()), 1)).unwrap();
     let games = games_in(out.path());
     assert_eq!(games.len(), 1, "one game asked, one played");
     assert_eq!(games[0].model, "step-00000020.safetensors");
@@ -113,7 +113,7 @@ fn the_newest_checkpoint_in_the_model_folder_plays() {
     let text = std::fs::read_to_string(&meta).unwrap().replace("\"encoding_version\": 1", "\"encoding_version\": 7");
     std::fs::write(&meta, text).unwrap();
     let err =
-        format!("{:#}", run(options(out.path(), ModelSource::Folder(models.path().to_path_buf()), 1)).unwrap_err());
+        format!("{:#}", play(options(out.path(), ModelSource::Folder(models.path().to_path_buf()), 1)).unwrap_err());
     assert!(err.contains("step-00000020.json: encoding version 7"), "{err}");
 }
 
@@ -132,14 +132,14 @@ fn a_damaged_newest_checkpoint_gives_way_to_the_one_before() {
     let weights = models.path().join("step-00000020.safetensors");
     let bytes = std::fs::read(&weights).unwrap();
     std::fs::write(&weights, &bytes[..bytes.len() / 2]).unwrap();
-    run(options(out.path(), ModelSource::Folder(models.path().to_path_buf()), 1)).unwrap();
+    play(options(out.path(), ModelSource::Folder(models.path().to_path_buf()), 1)).unwrap();
     assert_eq!(games_in(out.path())[0].model, "step-00000001.safetensors");
 }
 
 #[test]
 fn corrupt_shards_and_games_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
-    run(options(dir.path(), ModelSource::Fresh, 1)).unwrap();
+    play(options(dir.path(), ModelSource::Fresh, 1)).unwrap();
     let file = shards::list(dir.path()).unwrap().remove(0);
     let bytes = std::fs::read(&file.path).unwrap();
     std::fs::write(&file.path, &bytes[..bytes.len() / 2]).unwrap();

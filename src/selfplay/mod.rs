@@ -29,8 +29,8 @@ use crate::rules::{Action, Color, Position};
 use crate::search::{Batched, NotFinite, Root, Search, Searching};
 pub use crate::search::{ConstantForward, Forward};
 
-mod run;
-pub use run::{run, RunOptions, RunReport};
+mod play;
+pub use play::{play, PlayOptions, PlayReport};
 
 /// A game being played.
 struct Slot {

@@ -14,9 +14,9 @@
 pub mod data;
 mod driver;
 mod from;
+pub mod jobs;
 mod logs;
 mod reading;
-pub mod run;
 mod run_dir;
 pub mod step;
 

@@ -8,7 +8,7 @@ use clap::Parser;
 use gipf::config::Config;
 use gipf::net::parse_device;
 use gipf::train::data::Window;
-use gipf::train::{run, window_size, DeviceBatch, ParentModel, RunDir, StepSums, Trainer, READ_EVERY};
+use gipf::train::{jobs, window_size, DeviceBatch, ParentModel, RunDir, StepSums, Trainer, READ_EVERY};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
@@ -62,8 +62,8 @@ fn run_args(args: Args) -> Result<()> {
             gipf::stop::install()?;
             let from =
                 args.from.as_deref().map(|name| ParentModel::named(name).with_context(|| format!("--from {name}")));
-            let how = run::Start { device, seed: args.seed, from: from.transpose()? };
-            run::trainer(&config, &run_dir, &how, (args.steps > 0).then_some(args.steps))
+            let how = jobs::Start { device, seed: args.seed, from: from.transpose()? };
+            jobs::trainer(&config, &run_dir, &how, (args.steps > 0).then_some(args.steps))
         }
         Some(seconds) => bench(&config, &run_dir, device, seconds),
     }

@@ -9,7 +9,7 @@ use gipf::config::Config;
 use gipf::games::GameFile;
 use gipf::model_source::ModelSource;
 use gipf::samples::game_samples;
-use gipf::selfplay::{run, RunOptions};
+use gipf::selfplay::{play, PlayOptions};
 use gipf::store::ShardFeed;
 use gipf::train::data::{GamesRead, GamesSource, Window};
 
@@ -69,13 +69,13 @@ fn two_workers_and_a_trainer_share_a_bucket() {
                     let start = Instant::now();
                     // Rounds of two games until a trained checkpoint is picked up.
                     while start.elapsed() < Duration::from_secs(120) {
-                        let options = RunOptions {
+                        let options = PlayOptions {
                             games: Some(2),
                             seed: 1000 * w + start.elapsed().as_millis() as u64,
                             upload: Some(server.store(&format!("{run_url}/games")).into()),
-                            ..RunOptions::new(tiny(), outbox.clone(), model.clone(), format!("w{w}"))
+                            ..PlayOptions::new(tiny(), outbox.clone(), model.clone(), format!("w{w}"))
                         };
-                        run(options).unwrap();
+                        play(options).unwrap();
                         newest = model.current().unwrap().map(|p| p.display().to_string()).unwrap_or_default();
                         if !newest.is_empty() && !newest.ends_with("step-00000000.safetensors") {
                             break;

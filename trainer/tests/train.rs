@@ -7,7 +7,7 @@ use gipf::config::Config;
 use gipf::encoding::INPUT_SIZE;
 use gipf::model_source::ModelSource;
 use gipf::samples::{game_samples, Targets};
-use gipf::selfplay::{run, RunOptions};
+use gipf::selfplay::{self, PlayOptions};
 use gipf::shards;
 use gipf::train::data::{GamesRead, GamesSource, Window};
 use gipf::train::{train_steps, DeviceBatch, Logs, StepSums, Trainer};
@@ -22,8 +22,8 @@ pub fn tiny() -> Config {
 /// Plays `n` tiny self-play games into `out`, as worker `worker`.
 fn play(out: &Path, n: u64, seed: u64, worker: &str) {
     let options =
-        RunOptions { games: Some(n), seed, ..RunOptions::new(tiny(), out.to_path_buf(), ModelSource::Fresh, worker) };
-    run(options).unwrap();
+        PlayOptions { games: Some(n), seed, ..PlayOptions::new(tiny(), out.to_path_buf(), ModelSource::Fresh, worker) };
+    selfplay::play(options).unwrap();
 }
 
 /// Plays `n` tiny self-play games into a new folder.
@@ -912,8 +912,8 @@ fn games_of_another_variant_are_skipped() {
     let mut basic = tiny();
     basic.game.variant = gipf::rules::Variant::Basic;
     let options =
-        RunOptions { games: Some(2), seed: 3, ..RunOptions::new(basic, dir.path().into(), ModelSource::Fresh, "b") };
-    run(options).unwrap();
+        PlayOptions { games: Some(2), seed: 3, ..PlayOptions::new(basic, dir.path().into(), ModelSource::Fresh, "b") };
+    selfplay::play(options).unwrap();
     let mut window = Window::new(&tiny());
     let report = window.load_new(dir.path(), |_| 100_000).unwrap();
     assert!(window.is_empty(), "{} samples of basic games in a standard window", window.len());

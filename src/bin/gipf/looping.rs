@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use gipf::config::Config;
 use gipf::net::parse_device;
-use gipf::train::{run, ParentModel, RunDir};
+use gipf::train::{jobs, ParentModel, RunDir};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -38,6 +38,6 @@ pub fn run(args: Args) -> Result<()> {
     let device = parse_device(&args.device)?;
     let generations = (args.generations > 0).then_some(args.generations);
     let from = args.from.as_deref().map(|name| ParentModel::named(name).with_context(|| format!("--from {name}")));
-    let how = run::Start { device, seed: args.seed, from: from.transpose()? };
-    run::self_play_loop(&config, &RunDir::open(&args.run)?, &how, generations)
+    let how = jobs::Start { device, seed: args.seed, from: from.transpose()? };
+    jobs::training_loop(&config, &RunDir::open(&args.run)?, &how, generations)
 }

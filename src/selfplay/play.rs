@@ -25,8 +25,8 @@ use crate::store::Store;
 /// How often [`run`] logs a status line.
 const STATUS_EVERY: Duration = Duration::from_secs(60);
 
-/// What [`run`] is asked to do; [`RunOptions::new`] gives the defaults.
-pub struct RunOptions {
+/// What [`run`] is asked to do; [`PlayOptions::new`] gives the defaults.
+pub struct PlayOptions {
     pub config: Config,
     /// Folder for the shards of finished games (created if missing).
     pub out: PathBuf,
@@ -56,12 +56,12 @@ pub struct RunOptions {
     pub stop: Option<Arc<AtomicBool>>,
 }
 
-impl RunOptions {
+impl PlayOptions {
     /// Self-play with `model` into `out` as `worker`, on the CPU with seed
     /// 0, until stopped, quietly, without a store; callers change the rest
     /// with struct update syntax.
-    pub fn new(config: Config, out: PathBuf, model: ModelSource, worker: impl Into<String>) -> RunOptions {
-        RunOptions {
+    pub fn new(config: Config, out: PathBuf, model: ModelSource, worker: impl Into<String>) -> PlayOptions {
+        PlayOptions {
             config,
             out,
             games: None,
@@ -81,7 +81,7 @@ impl RunOptions {
 
 /// What [`run`] did.
 #[derive(Clone, Copy, Debug)]
-pub struct RunReport {
+pub struct PlayReport {
     pub stats: Stats,
     pub seconds: f64,
     /// Shards written and their bytes.
@@ -92,7 +92,7 @@ pub struct RunReport {
     pub raw: Option<(u64, f64, usize)>,
 }
 
-impl RunReport {
+impl PlayReport {
     pub fn evaluations_per_second(&self) -> f64 {
         self.stats.evaluations as f64 / self.seconds
     }
@@ -118,7 +118,7 @@ impl RunReport {
 /// ones in shards into `options.out`. With a model folder, a newer
 /// checkpoint there is picked up after each finished game. A checkpoint's
 /// description (encoding version, network shape) is checked before it plays.
-pub fn run(options: RunOptions) -> Result<RunReport> {
+pub fn play(options: PlayOptions) -> Result<PlayReport> {
     std::fs::create_dir_all(&options.out)
         .with_context(|| format!("cannot create games folder {}", options.out.display()))?;
     let config = &options.config;
@@ -163,12 +163,12 @@ pub fn run(options: RunOptions) -> Result<RunReport> {
         );
     }
     let (seconds, stats) = (elapsed(&probe), generator.stats);
-    Ok(RunReport { stats, seconds, raw: probe.report(), shards: sink.writer.shards(), shard_bytes: sink.writer.bytes })
+    Ok(PlayReport { stats, seconds, raw: probe.report(), shards: sink.writer.shards(), shard_bytes: sink.writer.bytes })
 }
 
 /// Whether the run's time is up or it was asked to stop (a signal among
 /// the ways: see [`crate::stop`]).
-fn stopping(options: &RunOptions, elapsed: f64) -> bool {
+fn stopping(options: &PlayOptions, elapsed: f64) -> bool {
     options.duration.is_some_and(|d| elapsed >= d.as_secs_f64())
         || options.stop.as_ref().is_some_and(|stop| stop.load(Ordering::Relaxed))
         || crate::stop::requested()
@@ -185,14 +185,14 @@ struct Follower {
 }
 
 impl Follower {
-    fn start(options: &RunOptions) -> Result<Follower> {
+    fn start(options: &PlayOptions) -> Result<Follower> {
         let current = options.model.current()?;
         let (network, name) = Follower::load(options, current.as_ref())?;
         Ok(Follower { network, current, name })
     }
 
     /// The network of `path` (none: a fresh one), in the config's precision.
-    fn load(options: &RunOptions, path: Option<&PathBuf>) -> Result<(Network, String)> {
+    fn load(options: &PlayOptions, path: Option<&PathBuf>) -> Result<(Network, String)> {
         let (mut network, name) = match path {
             Some(p) => {
                 let (network, _, used) = load_checkpoint_or_older(p, options.device)?;
@@ -204,7 +204,7 @@ impl Follower {
         Ok((network, name))
     }
 
-    fn pick_up_newer(&mut self, options: &RunOptions) -> Result<()> {
+    fn pick_up_newer(&mut self, options: &PlayOptions) -> Result<()> {
         if !options.model.follows_training() {
             return Ok(());
         }
@@ -228,7 +228,7 @@ struct Sink {
 }
 
 impl Sink {
-    fn new(options: &RunOptions) -> Result<Sink> {
+    fn new(options: &PlayOptions) -> Result<Sink> {
         let p = &options.config.selfplay;
         let shard_seconds = Duration::from_secs_f64(p.shard_seconds);
         let writer = ShardWriter::new(&options.out, &options.worker, p.shard_games, shard_seconds)?;

@@ -1,5 +1,6 @@
-//! The long-running drivers: the trainer beside a self-play process, and the
-//! whole loop in one process.
+//! The long-running jobs: the trainer beside self-play processes
+//! ([`trainer`]), and the whole training loop in one process
+//! ([`training_loop`], `gipf loop`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,7 +20,7 @@ use crate::checkpoint::{newest_checkpoint, prune, read_meta};
 use crate::config::Config;
 use crate::lease::Lease;
 use crate::model_source::ModelSource;
-use crate::selfplay::{self, RunOptions};
+use crate::selfplay::{self, PlayOptions};
 use crate::store::{Store, Superseded, LATEST_FILE};
 
 /// The seed of one self-play stream (a generation, or a worker): mixed with
@@ -247,7 +248,7 @@ fn games_destination(run: &RunDir, outbox: &str) -> Result<(PathBuf, Option<Arc<
 /// (or forever). Stopping it at any point loses at most the game or the
 /// training chunk in flight; started again, it resumes from the newest
 /// checkpoint and the games on disk.
-pub fn self_play_loop(config: &Config, run: &RunDir, how: &Start, generations: Option<u64>) -> Result<()> {
+pub fn training_loop(config: &Config, run: &RunDir, how: &Start, generations: Option<u64>) -> Result<()> {
     // Validated: generations in turn have their games, workers none.
     let Some(games_per_generation) = config.main_loop.games_per_generation else {
         return loop_with_workers(config, run, how, generations);
@@ -267,13 +268,13 @@ pub fn self_play_loop(config: &Config, run: &RunDir, how: &Start, generations: O
     while generations.is_none_or(|n| generation < n) && !crate::stop::requested() {
         generation += 1;
         let t = Instant::now();
-        let report = selfplay::run(RunOptions {
+        let report = selfplay::play(PlayOptions {
             games: Some(games_per_generation),
             device,
             seed: self_play_seed(seed, 0),
             progress: true,
             upload: upload.clone(),
-            ..RunOptions::new(config.clone(), out.clone(), ModelSource::Folder(run.models()), &worker)
+            ..PlayOptions::new(config.clone(), out.clone(), ModelSource::Folder(run.models()), &worker)
         })?;
         if let Some(feed) = &mut feed {
             if let Err(e) = feed.refresh() {
@@ -360,14 +361,14 @@ fn loop_with_workers(config: &Config, run: &RunDir, how: &Start, generations: Op
     for w in 0..config.main_loop.workers {
         // Each worker uploads from its own outbox.
         let (out, upload) = games_destination(run, &format!("outbox-{w}"))?;
-        let options = RunOptions {
+        let options = PlayOptions {
             device,
             seed: self_play_seed(seed, w as u64),
             upload,
             stop: Some(stop.clone()),
-            ..RunOptions::new(worker_config.clone(), out, ModelSource::Folder(run.models()), format!("{name}.{w}"))
+            ..PlayOptions::new(worker_config.clone(), out, ModelSource::Folder(run.models()), format!("{name}.{w}"))
         };
-        let worker = std::thread::Builder::new().name(format!("selfplay-{w}")).spawn(move || selfplay::run(options));
+        let worker = std::thread::Builder::new().name(format!("selfplay-{w}")).spawn(move || selfplay::play(options));
         workers.push(worker.context("cannot start a self-play worker")?);
     }
     tracing::info!(workers = workers.len(), "self-play workers started beside the trainer");
