@@ -93,9 +93,10 @@ gate="$RUN/report/gate.txt"
 echo "leg $N: gating $candidate against the reference, $GAMES games at $BUDGET" >&2
 nice -n "$NICE" "$GIPF" arena "$candidate@$BUDGET" "reference@$BUDGET" --games "$GAMES" --threads "$THREADS" \
     --config "$CONFIG" --seed "$N" | tee "$gate"
-# "score 55.0% [48.1%, 61.7%]": the score and the interval's lower end.
-score="$(sed -n 's/.*score \([0-9.]*\)% \[\([0-9.]*\)%.*/\1/p' "$gate")"
-lower="$(sed -n 's/.*score \([0-9.]*\)% \[\([0-9.]*\)%.*/\2/p' "$gate")"
+# "score 55.0% [48.1%, 61.7%]; Elo +35 [-13, +83] (95%)": the interval's
+# lower end decides; the score and Elo with their intervals go in the row.
+lower="$(sed -n 's/.*score [0-9.]*% \[\([0-9.]*\)%.*/\1/p' "$gate")"
+scored="$(sed -n 's/.*score \(.*\) (95%).*/\1/p' "$gate" | sed 's/;/,/')"
 record="$(sed -n 's/^A \([0-9]*\) wins, \([0-9]*\) losses, \([0-9]*\) draws.*/\1-\2-\3/p' "$gate")"
 promoted=0
 if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 50 else 1)" "$lower"; then promoted=1; fi
@@ -109,7 +110,7 @@ row="$(json "$description" "' | '.join([
     '%.2f M read, %.1f M drawn' % (d['lineage']['run']['samples_read'] / 1e6, d['lineage']['run']['samples_drawn'] / 1e6),
     '%.2f h, %.2f M read' % (d['lineage']['inherited']['hours'] + d['lineage']['run']['hours'],
         (d['lineage']['inherited']['samples_read'] + d['lineage']['run']['samples_read']) / 1e6),
-    '$record, $score% [$lower%, …] at $budget_words',
+    '$record, $scored, at $budget_words',
     'promoted' if $promoted else 'not promoted'])")"
 echo "leg $N: | $row |" >&2
 python3 - "$row" <<'EOF'
