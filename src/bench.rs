@@ -34,15 +34,7 @@ pub fn random_games(variant: Variant, duration: Duration, max_actions: u32, seed
     let (mut games, mut actions) = (0u64, 0u64);
     let start = Instant::now();
     while start.elapsed() < duration {
-        let mut pos = Position::new(variant);
-        for _ in 0..max_actions {
-            pos.legal_actions_into(&mut legal);
-            if legal.is_empty() {
-                break;
-            }
-            pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
-            actions += 1;
-        }
+        actions += gipf_core::players::random_game(variant, max_actions, &mut rng, &mut legal);
         games += 1;
     }
     RulesThroughput { games, actions, seconds: start.elapsed().as_secs_f64() }

@@ -11,6 +11,7 @@ use gipf_core::encoding::{action_at, action_index, encode, transform_index, ENCO
 use gipf_core::encoding::{NUM_ACTIONS, NUM_PLANES};
 use gipf_core::games::SHARD_ZSTD_LEVEL;
 use gipf_core::games::{check_worker_name, parse_lines, shard_name, GameFile, GameResult, MAX_SHARD_BYTES};
+use gipf_core::players::random_game;
 use gipf_core::rules::{lines, NUM_SYMMETRIES};
 use gipf_core::rules::{picture, Action, Color, Phase, Position, RecordError, Setup, StateJson, Symmetry, Variant};
 use gipf_core::samples::{game_samples, write_row, Targets, TrainingSample, AUX_TARGETS};
@@ -257,24 +258,12 @@ fn transform_policy<'py>(
 /// core (no Python per action); returns the actions played in all.
 #[pyfunction]
 #[pyo3(signature = (n, seed = 0, variant = "standard", max_actions = 1000))]
-fn random_games(py: Python<'_>, n: usize, seed: u64, variant: &str, max_actions: usize) -> PyResult<u64> {
+fn random_games(py: Python<'_>, n: usize, seed: u64, variant: &str, max_actions: u32) -> PyResult<u64> {
     let variant = parse_variant(variant)?;
     Ok(py.detach(|| {
         let mut rng = SmallRng::seed_from_u64(seed);
-        let mut played = 0u64;
         let mut legal = Vec::new();
-        for _ in 0..n {
-            let mut pos = Position::new(variant);
-            for _ in 0..max_actions {
-                pos.legal_actions_into(&mut legal);
-                if legal.is_empty() {
-                    break;
-                }
-                pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
-                played += 1;
-            }
-        }
-        played
+        (0..n).map(|_| random_game(variant, max_actions, &mut rng, &mut legal)).sum::<u64>()
     }))
 }
 

@@ -15,6 +15,22 @@ use crate::search::Analysis;
 pub use alphabeta::{AlphaBeta, Clock, Limit, Style};
 pub use uct::Uct;
 
+/// Plays one game of uniformly random legal actions of `variant`, cut at
+/// `max_actions`; returns the actions played (`legal` is scratch space).
+pub fn random_game(variant: Variant, max_actions: u32, rng: &mut impl rand::Rng, legal: &mut Vec<Action>) -> u64 {
+    let mut pos = Position::new(variant);
+    let mut played = 0;
+    while played < max_actions as u64 {
+        pos.legal_actions_into(legal);
+        if legal.is_empty() {
+            break;
+        }
+        pos.play_unchecked(legal[rng.random_range(0..legal.len())]);
+        played += 1;
+    }
+    played
+}
+
 /// Something that chooses actions.
 pub trait Player: Send {
     /// The action to play in `pos`, which is not over.
