@@ -14,6 +14,7 @@ use crate::bounds::{check_positive, check_range, check_unit, check_up_to};
 use crate::net::{NetConfig, Precision};
 use crate::rules::Variant;
 use crate::search::SearchConfig;
+pub use gipf_core::selfplay::SelfplayConfig;
 
 /// The game learned: read by self-play, the trainer (which labels its
 /// checkpoints with the variant) and the arena.
@@ -35,46 +36,6 @@ pub struct PlayConfig {
     pub precision: Precision,
     /// LibTorch intra-op threads (1 is best on small CPUs).
     pub torch_threads: i32,
-}
-
-/// Self-play settings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SelfplayConfig {
-    /// Simulations of a full search, whose visits become a policy target.
-    pub simulations: u32,
-    /// Simulations of a cheap search (playout-cap randomization): not a
-    /// policy target, no root noise. Equal to `simulations` to turn it off.
-    pub cheap_simulations: u32,
-    /// Share of decisions searched fully.
-    pub full_search_fraction: f64,
-    /// Late in a game, where tactics decide, every decision is searched
-    /// fully: once a player has at most this many pieces in reserve. 0: off
-    /// (only the random share).
-    pub late_reserve: u8,
-    /// Actions at the start of a game chosen in proportion to visits^(1/temperature).
-    pub temperature_actions: u32,
-    pub temperature: f64,
-    pub dirichlet_alpha: f32,
-    pub dirichlet_fraction: f32,
-    /// KataGo's forced playouts in full searches: each root action gets at
-    /// least sqrt(k * prior * visits) visits, taken back from the policy
-    /// target where PUCT would not have spent them. 0: off; KataGo uses 2.
-    pub forced_playouts: f32,
-    /// 0: PUCT at the root with Dirichlet noise and the temperature above.
-    /// N > 0: Gumbel root selection among N sampled actions (sequential
-    /// halving, improved policy as the target), for low simulation counts.
-    pub gumbel_candidates: usize,
-    /// Games played at once; their leaves share each network batch.
-    pub parallel_games: usize,
-    /// Threads that search the games' trees and encode positions; 0 takes
-    /// the cores that `play.torch_threads` leaves, at least one.
-    pub search_threads: usize,
-    /// Finished games are written in shards of this many games, or sooner
-    /// when the oldest has waited `shard_seconds`: a killed self-play
-    /// process loses the games not yet written.
-    pub shard_games: usize,
-    pub shard_seconds: f64,
 }
 
 impl TrainConfig {
@@ -293,21 +254,7 @@ impl Config {
         check_range("game.max_actions", self.game.max_actions as i64, 10, 100_000)?;
         check_range("play.torch_threads", self.play.torch_threads as i64, 1, 256)?;
         self.search.validate()?;
-        let p = &self.selfplay;
-        check_range("selfplay.simulations", p.simulations as i64, 2, 100_000)?;
-        check_range("selfplay.cheap_simulations", p.cheap_simulations as i64, 2, p.simulations as i64)?;
-        check_unit("selfplay.full_search_fraction", p.full_search_fraction)?;
-        check_range("selfplay.late_reserve", p.late_reserve as i64, 0, 100)?;
-        check_range("selfplay.temperature_actions", p.temperature_actions as i64, 0, 10_000)?;
-        check_positive("selfplay.temperature", p.temperature, 10.0)?;
-        check_positive("selfplay.dirichlet_alpha", p.dirichlet_alpha as f64, 10.0)?;
-        check_unit("selfplay.dirichlet_fraction", p.dirichlet_fraction as f64)?;
-        check_up_to("selfplay.forced_playouts", p.forced_playouts as f64, 100.0)?;
-        check_range("selfplay.gumbel_candidates", p.gumbel_candidates as i64, 0, 128)?;
-        check_range("selfplay.parallel_games", p.parallel_games as i64, 1, 4096)?;
-        check_range("selfplay.search_threads", p.search_threads as i64, 0, 1024)?;
-        check_range("selfplay.shard_games", p.shard_games as i64, 1, 1_000_000)?;
-        check_positive("selfplay.shard_seconds", p.shard_seconds, 1e6)?;
+        self.selfplay.validate()?;
         let t = &self.train;
         check_range("train.torch_threads", t.torch_threads as i64, 1, 256)?;
         check_range("train.batch_size", t.batch_size as i64, 1, 65_536)?;
@@ -413,6 +360,7 @@ mod tests {
     #[test]
     fn the_default_search_is_the_cpu_configs() {
         assert_eq!(Config::parse(DEFAULTS).unwrap().search, crate::search::SearchConfig::default());
+        assert_eq!(Config::parse(DEFAULTS).unwrap().selfplay, SelfplayConfig::default());
     }
 
     /// Keys each in range whose products would allocate without bound are

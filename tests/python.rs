@@ -8,10 +8,11 @@ use std::process::Command;
 
 use gipf::config::Config;
 use gipf::encoding::{INPUT_SIZE, NUM_ACTIONS};
+use gipf::games::GameFile;
 use gipf::model_source::ModelSource;
 use gipf::rules::{Symmetry, NUM_SYMMETRIES};
 use gipf::samples::write_row;
-use gipf::selfplay::{play, PlayOptions};
+use gipf::selfplay::{play, ConstantForward, Generator, PlayOptions};
 use gipf::train::data::Window;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -81,7 +82,7 @@ fn a_shard_written_from_python_is_read_by_the_trainer() {
     let games = dir.path().join("games");
     let script = "import sys, numpy as np, gipf, gipf.selfplay\n\
         uniform = lambda p: (np.zeros((len(p), gipf.NUM_ACTIONS), np.float32), np.zeros(len(p), np.float32))\n\
-        gipf.selfplay.play(uniform, games=2, simulations=8, max_actions=80, out=sys.argv[1])";
+        gipf.selfplay.play(uniform, games=2, simulations=8, cheap_simulations=8, max_actions=80, out=sys.argv[1])";
     let python = Command::new(Path::new(ROOT).join(".python")).args(["-c", script]).arg(&games).output().unwrap();
     assert!(python.status.success(), "{}", String::from_utf8_lossy(&python.stderr));
     let read = gipf::shards::read_all(&games).unwrap();
@@ -91,4 +92,42 @@ fn a_shard_written_from_python_is_read_by_the_trainer() {
     let report = window.load_new(&games, |_| 1_000_000).unwrap();
     assert_eq!((report.games, report.skipped.len()), (2, 0), "{report:?}");
     assert!(window.len() >= read.iter().map(|g| g.samples.len()).sum::<usize>());
+}
+
+/// The same self-play from Python as from the Rust generator: from the
+/// same seed and settings, with the same (constant) evaluations, the same
+/// games, each seeded as the generator seeds it, new games starting in the
+/// places of finished ones.
+#[test]
+fn python_selfplay_plays_the_rust_generators_games() {
+    let mut config = Config::parse(include_str!("../configs/tiny.toml")).unwrap();
+    config.game.max_actions = 120;
+    config.selfplay.late_reserve = 3;
+    let (seed, games) = (9, 5);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let mut generator = Generator::new(config.clone(), seed, Some(games), "rust");
+    let mut rust = Vec::new();
+    while generator.active() > 0 {
+        rust.extend(generator.step(&mut ConstantForward, &pool, "constant").unwrap());
+    }
+    let script = "import json, sys, numpy as np, gipf, gipf.selfplay\n\
+        uniform = lambda p: (np.zeros((len(p), gipf.NUM_ACTIONS), np.float32), np.zeros(len(p), np.float32))\n\
+        records, _ = gipf.selfplay.play(uniform, games=int(sys.argv[1]), seed=int(sys.argv[2]),\n\
+            max_actions=int(sys.argv[3]), search=json.loads(sys.argv[4]), **json.loads(sys.argv[5]))\n\
+        print(json.dumps(records))";
+    let python = Command::new(Path::new(ROOT).join(".python"))
+        .args(["-c", script, &games.to_string(), &seed.to_string(), &config.game.max_actions.to_string()])
+        .args([serde_json::to_string(&config.search).unwrap(), serde_json::to_string(&config.selfplay).unwrap()])
+        .output()
+        .unwrap();
+    assert!(python.status.success(), "{}", String::from_utf8_lossy(&python.stderr));
+    let python: Vec<GameFile> = serde_json::from_slice(&python.stdout).unwrap();
+    let key = |g: &GameFile| (g.seed, g.actions.clone(), serde_json::to_string(&(&g.samples, &g.result)).unwrap());
+    let mut rust: Vec<_> = rust.iter().map(key).collect();
+    let mut python: Vec<_> = python.iter().map(key).collect();
+    rust.sort();
+    python.sort();
+    assert_eq!(rust.len(), games as usize);
+    assert!(rust.iter().all(|(_, actions, _)| actions.len() > 20));
+    assert_eq!(python, rust);
 }

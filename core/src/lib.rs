@@ -3,10 +3,10 @@
 //! their ranges, the rules with their notation and setup JSON, the
 //! network's input and action encoding, the stored game and the training
 //! samples built from it, Monte Carlo tree search over any
-//! [`search::Evaluator`], and the baseline players.
+//! [`search::Evaluator`], the baseline players, and a game of self-play.
 //! Modules in dependency order (each uses only those before it;
 //! `tests/layers.rs` checks it): `bounds`, `rules` ← `encoding`, `games` ←
-//! `samples`, `search` ← `players` ← `cli`.
+//! `samples`, `search` ← `players`, `selfplay` ← `cli`.
 
 pub mod bounds;
 pub mod rules;
@@ -18,6 +18,7 @@ pub mod samples;
 pub mod search;
 
 pub mod players;
+pub mod selfplay;
 
 #[cfg(feature = "cli")]
 pub mod cli;

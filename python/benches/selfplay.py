@@ -1,8 +1,8 @@
 """Self-play from Python against the Rust self-play, the same network: the
-reference model as a PyTorch module evaluating the core's batched search
-(gipf.selfplay, 16 games at once, 64 simulations a decision), and the Rust
-self-play program on the same checkpoint (`selfplay --bench`, configs/cpu.toml
-in fp32), in the same run. Evaluations per second of each, and their ratio.
+reference model as a PyTorch module evaluating the self-play program's games
+(gipf.selfplay with configs/cpu.toml's settings: 16 games at once), and the
+Rust self-play program on the same checkpoint (`selfplay --bench`,
+configs/cpu.toml in fp32), in the same run. Evaluations per second of each, and their ratio.
 
     ./.python python/benches/selfplay.py [SECONDS]
 """
@@ -32,7 +32,7 @@ def python_rate(seconds: float) -> float:
 
     evaluations, spent, seed = 0, 0.0, 0
     while spent < seconds:
-        _, stats = gipf.selfplay.play(evaluate, games=16, simulations=64, seed=seed)
+        _, stats = gipf.selfplay.play(evaluate, games=16, seed=seed)
         evaluations, spent, seed = evaluations + stats["evaluations"], spent + stats["seconds"], seed + 1
     return evaluations / spent
 

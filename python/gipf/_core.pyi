@@ -73,6 +73,26 @@ class Searches:
         """Per game: done, best, visits, value, policy."""
     def __len__(self) -> int: ...
 
+class SelfPlay:
+    """The self-play program's games for an evaluator in Python: gather, evaluate, apply."""
+
+    def __init__(
+        self,
+        games: int,
+        seed: int = 0,
+        variant: str = "standard",
+        max_actions: int = 600,
+        settings: str = "{}",
+        search: str = "{}",
+    ) -> None: ...
+    def gather(self) -> npt.NDArray[np.float32]:
+        """Plays where searches are complete, then the next leaves' input planes; n = 0 when every game is over."""
+    def apply(self, logits: npt.NDArray[np.float32], values: npt.NDArray[np.float32]) -> None:
+        """The evaluator's logits (n, NUM_ACTIONS) and values (n,) for the gathered leaves."""
+    def take_finished(self, model: str = "python", worker: str = "python") -> List[str]:
+        """The games finished since the last call, as stored (JSON)."""
+    def __len__(self) -> int: ...
+
 def index_of(action: str) -> int:
     """The network's index of ``action``."""
 

@@ -1,7 +1,7 @@
 //! `gipf._core`: the rules, the network's encoding and the batched search of
 //! `gipf-core` for Python. The package `gipf` (python/gipf/) re-exports it
 //! and adds what is written in Python (the PettingZoo environment, the
-//! search loop over a Python evaluator).
+//! search and self-play loops over a Python evaluator).
 //!
 //! Every argument from Python is checked here: a bad one raises
 //! `ValueError` (or `TypeError` from PyO3's conversions) and changes
@@ -24,6 +24,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+
+mod selfplay;
 
 fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -277,6 +279,27 @@ fn parse_root(root: &str, alpha: f32, fraction: f32, candidates: usize) -> PyRes
     }
 }
 
+/// An evaluator's outputs for `n` leaves: policy logits of shape (n,
+/// NUM_ACTIONS) and values from -1 to 1 of shape (n,).
+fn checked_outputs<'a>(
+    n: usize,
+    logits: &'a PyReadonlyArray2<'_, f32>,
+    values: &'a PyReadonlyArray1<'_, f32>,
+) -> PyResult<(&'a [f32], &'a [f32])> {
+    if logits.shape() != [n, NUM_ACTIONS] || values.shape() != [n] {
+        return Err(value_error(format!(
+            "expected logits of shape ({n}, {NUM_ACTIONS}) and values of shape ({n},), got {:?} and {:?}",
+            logits.shape(),
+            values.shape()
+        )));
+    }
+    let (logits, values) = (logits.as_slice()?, values.as_slice()?);
+    if values.iter().any(|v| v.abs() > 1.0) {
+        return Err(value_error("values must be from -1 to 1"));
+    }
+    Ok((logits, values))
+}
+
 /// The core's batched search over many games at once, as self-play runs
 /// it, for an evaluator outside it: `gather()` gives the leaves' input
 /// planes, the evaluator's policy logits and values go back through
@@ -346,21 +369,10 @@ impl Searches {
         logits: PyReadonlyArray2<'_, f32>,
         values: PyReadonlyArray1<'_, f32>,
     ) -> PyResult<()> {
-        let n = self.batched.count();
         if !self.batched.is_waiting() {
             return Err(value_error("no batch is waiting for its outputs"));
         }
-        if logits.shape() != [n, NUM_ACTIONS] || values.shape() != [n] {
-            return Err(value_error(format!(
-                "expected logits of shape ({n}, {NUM_ACTIONS}) and values of shape ({n},), got {:?} and {:?}",
-                logits.shape(),
-                values.shape()
-            )));
-        }
-        let (logits, values) = (logits.as_slice()?, values.as_slice()?);
-        if values.iter().any(|v| v.abs() > 1.0) {
-            return Err(value_error("values must be from -1 to 1"));
-        }
+        let (logits, values) = checked_outputs(self.batched.count(), &logits, &values)?;
         py.detach(|| self.batched.apply(logits, values, &self.config)).map_err(value_error)
     }
 
@@ -560,6 +572,7 @@ fn write_games(folder: &Path, games: &[GameFile], worker: &str) -> std::io::Resu
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Game>()?;
     m.add_class::<Searches>()?;
+    m.add_class::<selfplay::SelfPlay>()?;
     m.add_function(wrap_pyfunction!(index_of, m)?)?;
     m.add_function(wrap_pyfunction!(action_of, m)?)?;
     m.add_function(wrap_pyfunction!(transform_policy, m)?)?;

@@ -2,20 +2,15 @@
 //! batched driver ([`crate::search::Batched`]), their leaves evaluated in
 //! network batches.
 //!
-//! The games are split into two groups whose work interleaves: while the
-//! network runs one group's batch (on the calling thread), the search
-//! threads do the other group's CPU work: back up its last batch's values
-//! (priors from the logits of the legal actions), play where a search is
-//! complete (for the first `temperature_actions` actions of a PUCT search,
-//! full or cheap, sampled in proportion to visits^(1/temperature), the
-//! visits that forced playouts added pruned; after them the search's best:
-//! the most visited, or the Gumbel winner; again at once where a cheap
-//! search's reused root already has its visits), start the next searches, gather up to
-//! `search.batch_size` leaves a game and encode them. On a GPU the forward
-//! pass is short and this CPU side decides the rate; overlapping the two
-//! keeps both busy.
+//! Each game ([`SelfplayGame`], in the core) searches, plays and records
+//! its decisions as `[selfplay]` says. The games are split into two groups
+//! whose work interleaves: while the network runs one group's batch (on the
+//! calling thread), the search threads do the other group's CPU work: back
+//! up its last batch's values, play where a search is complete, start the
+//! next searches, gather up to `search.batch_size` leaves a game and encode
+//! them. On a GPU the forward pass is short and this CPU side decides the
+//! rate; overlapping the two keeps both busy.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use rand::rngs::SmallRng;
@@ -23,31 +18,14 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
 use crate::config::Config;
-use crate::encoding::ENCODING_VERSION;
-use crate::games::{GameFile, GameResult, Sample, GAME_FORMAT};
-use crate::rules::{Action, Color, Position};
-use crate::search::{Batched, NotFinite, Root, Search, Searching};
+use crate::games::GameFile;
+use crate::rules::Position;
+use crate::search::{Batched, NotFinite};
 pub use crate::search::{ConstantForward, Forward};
+pub use gipf_core::selfplay::SelfplayGame;
 
 mod play;
 pub use play::{play, PlayOptions, PlayReport};
-
-/// A game being played.
-struct Slot {
-    search: Search,
-    actions: Vec<Action>,
-    samples: Vec<Sample>,
-    /// Whether the current search is a full one (a policy target).
-    full: bool,
-    /// The game's seed, recorded with it.
-    seed: u64,
-}
-
-impl Searching for Slot {
-    fn search(&mut self) -> &mut Search {
-        &mut self.search
-    }
-}
 
 /// Counts since the generator started.
 #[derive(Clone, Copy, Debug, Default)]
@@ -66,7 +44,7 @@ pub struct Stats {
 /// Games whose CPU work and network batches alternate with the other group's.
 #[derive(Default)]
 struct Group {
-    games: Batched<Slot>,
+    games: Batched<SelfplayGame>,
     /// The network's outputs for the gathered batch, waiting to be applied.
     output: Option<(Vec<f32>, Vec<f32>)>,
 }
@@ -85,24 +63,14 @@ impl Group {
         if let Some((logits, values)) = self.output.take() {
             self.games.apply(&logits, &values, &config.search)?;
         }
-        let played: Vec<u64> = self
-            .games
-            .games_mut()
-            .par_iter_mut()
-            .map(|slot| {
-                let before = slot.actions.len();
-                // A cheap search on a reused root may be done as it starts.
-                while slot.search.is_done() && !slot.is_over(config) {
-                    slot.play(config);
-                }
-                (slot.actions.len() - before) as u64
-            })
-            .collect();
-        let finished = self.games.take_if(|slot| slot.is_over(config));
+        let (settings, search) = (&config.selfplay, &config.search);
+        let played: Vec<usize> =
+            self.games.games_mut().par_iter_mut().map(|game| game.play_searched(settings, search)).collect();
+        let finished = self.games.take_if(SelfplayGame::is_over);
         let work = Work {
-            actions: played.iter().sum(),
-            finished_actions: finished.iter().map(|slot| slot.actions.len() as u64).sum(),
-            finished: finished.into_iter().map(|slot| slot.into_game(config, model, worker, config_json)).collect(),
+            actions: played.iter().sum::<usize>() as u64,
+            finished_actions: finished.iter().map(|game| game.actions().len() as u64).sum(),
+            finished: finished.into_iter().map(|game| game.into_game(model, worker, config_json)).collect(),
         };
         self.games.gather(&config.search, |_| true);
         Ok(work)
@@ -132,107 +100,6 @@ pub struct Generator {
     pub stats: Stats,
 }
 
-/// Whether a position is late in its game: a player has at most
-/// `late_reserve` pieces in reserve (0: never).
-fn is_late(position: &Position, late_reserve: u8) -> bool {
-    late_reserve > 0 && [Color::White, Color::Black].into_iter().any(|color| position.reserve(color) <= late_reserve)
-}
-
-impl Slot {
-    fn new(config: &Config, seed: u64) -> Slot {
-        let search = Search::new(Position::new(config.game.variant), seed);
-        let mut slot = Slot { search, actions: Vec::new(), samples: Vec::new(), full: false, seed };
-        slot.start_search(config);
-        slot
-    }
-
-    /// Starts the next search: full (a training sample, with fresh noise,
-    /// making all its own visits) or cheap (stopping at the visits the
-    /// reused root may already have); Gumbel candidates for either.
-    fn start_search(&mut self, config: &Config) {
-        let p = &config.selfplay;
-        self.full = p.cheap_simulations >= p.simulations
-            || is_late(self.search.tree().root_position(), p.late_reserve)
-            || self.search.rng().random_bool(p.full_search_fraction);
-        let target = match self.full {
-            true => self.search.tree().root_visits() + p.simulations,
-            false => p.cheap_simulations,
-        };
-        let root = match (p.gumbel_candidates, self.full) {
-            (0, true) => Root::Noise {
-                alpha: p.dirichlet_alpha,
-                fraction: p.dirichlet_fraction,
-                forced_playouts: p.forced_playouts,
-            },
-            (0, false) => Root::Plain,
-            (candidates, _) => Root::Gumbel { candidates },
-        };
-        self.search.start(target, root, &config.search);
-    }
-
-    fn is_over(&self, config: &Config) -> bool {
-        self.search.tree().root_position().is_over() || self.actions.len() >= config.game.max_actions as usize
-    }
-
-    /// Plays the searched action, then the forced actions after it (the
-    /// only legal one, played without search), and starts the next search.
-    fn play(&mut self, config: &Config) {
-        let p = &config.selfplay;
-        let tree = self.search.tree();
-        // Cheap searches too, so that games do not share their openings.
-        let explore = p.gumbel_candidates == 0 && (self.actions.len() as u32) < p.temperature_actions;
-        let chosen = match explore {
-            true => sample_visits(&tree.policy_target(), p.temperature, self.search.rng()),
-            false => tree.best_action().expect("a searched root has actions"),
-        };
-        let tree = self.search.tree();
-        if self.full {
-            self.samples.push(Sample {
-                ply: self.actions.len(),
-                policy: tree.policy_target().iter().map(|(a, p)| (a.to_string(), *p)).collect::<BTreeMap<_, _>>(),
-                root_value: tree.root_value(),
-            });
-        }
-        self.actions.push(chosen);
-        self.search.advance(chosen);
-        let room = (config.game.max_actions as usize).saturating_sub(self.actions.len());
-        self.actions.extend(self.search.skip_forced(room));
-        self.start_search(config);
-    }
-
-    /// The finished game as it is written.
-    fn into_game(self, config: &Config, model: &str, worker: &str, config_json: &serde_json::Value) -> GameFile {
-        GameFile {
-            format: GAME_FORMAT,
-            encoding_version: ENCODING_VERSION,
-            variant: config.game.variant,
-            result: GameResult::of(self.search.tree().root_position()),
-            actions: self.actions,
-            samples: self.samples,
-            model: model.to_string(),
-            seed: Some(self.seed),
-            worker: Some(worker.to_string()),
-            config: config_json.clone(),
-        }
-    }
-}
-
-/// An action drawn in proportion to visits^(1/temperature), from the
-/// visits the search counts for its policy target (pruned of forced playouts
-/// where it forced them).
-fn sample_visits(counts: &[(Action, f32)], temperature: f64, rng: &mut SmallRng) -> Action {
-    let weights: Vec<f64> = counts.iter().map(|&(_, v)| (v as f64).powf(1.0 / temperature)).collect();
-    let total: f64 = weights.iter().sum();
-    let mut x = rng.random_range(0.0..total.max(f64::MIN_POSITIVE));
-    for (&(action, _), w) in counts.iter().zip(&weights) {
-        if x < *w {
-            return action;
-        }
-        x -= w;
-    }
-    counts[counts.len() - 1].0
-}
-
 impl Generator {
     /// Plays `games` games (`None`: until stopped), at most `parallel_games`
     /// at once; `worker` names this process in the games.
@@ -260,8 +127,10 @@ impl Generator {
             return;
         }
         self.to_start = self.to_start.map(|n| n - 1);
-        let slot = Slot::new(&self.config, self.seed_rng.random());
-        self.groups[g].games.push(slot);
+        let c = &self.config;
+        let start = Position::new(c.game.variant);
+        let game = SelfplayGame::new(start, c.game.max_actions, self.seed_rng.random(), &c.selfplay, &c.search);
+        self.groups[g].games.push(game);
     }
 
     /// Runs one step: the network evaluates one group's batch on this thread
@@ -317,7 +186,6 @@ impl Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::UniformEvaluator;
 
     /// The two groups' interleaved work plays exactly the games asked, each
     /// complete and consistent (read back through the checked parser).
@@ -336,53 +204,5 @@ mod tests {
             let read = GameFile::parse(&serde_json::to_string(&game).unwrap()).unwrap();
             assert!(!read.samples.is_empty() && read.model == "constant");
         }
-    }
-
-    /// Late positions (few pieces in reserve) are always searched fully;
-    /// with `late_reserve` 0 nothing is late.
-    #[test]
-    fn late_positions_are_searched_fully() {
-        let mut config = Config::parse(include_str!("../../configs/tiny.toml")).unwrap();
-        config.selfplay.full_search_fraction = 0.0;
-        let start = Position::new(config.game.variant);
-        let reserve = start.reserve(Color::White);
-        assert!(!is_late(&start, reserve - 1) && is_late(&start, reserve) && !is_late(&start, 0));
-        config.selfplay.late_reserve = reserve - 1;
-        assert!(!Slot::new(&config, 1).full, "early: the random share (none here)");
-        config.selfplay.late_reserve = reserve;
-        assert!(Slot::new(&config, 1).full, "late: always full");
-        let mut rng = SmallRng::seed_from_u64(5);
-        let (mut position, mut was_late) = (start, false);
-        while !position.is_over() {
-            let actions = position.legal_actions();
-            position.play(actions[rng.random_range(0..actions.len())]).unwrap();
-            was_late |= is_late(&position, 1);
-        }
-        assert!(was_late, "a game reaches its late phase before it ends");
-    }
-
-    /// A full search with `forced_playouts` forces its root's visits and
-    /// prunes them from its policy target; a cheap one does neither.
-    #[test]
-    fn full_searches_force_playouts_and_prune_their_target() {
-        let mut config = Config::parse(include_str!("../../configs/tiny.toml")).unwrap();
-        config.selfplay.gumbel_candidates = 0;
-        // Large enough to bind under uniform priors (KataGo's 2 binds where
-        // the priors are uneven).
-        config.selfplay.forced_playouts = 20.0;
-        let target_is_visits = |full_search_fraction: f64| {
-            let mut config = config.clone();
-            config.selfplay.full_search_fraction = full_search_fraction;
-            let mut slot = Slot::new(&config, 1);
-            slot.search.tree_mut().run(&mut UniformEvaluator, 1, &config.search);
-            slot.start_search(&config);
-            let tree = slot.search.tree_mut();
-            tree.run(&mut UniformEvaluator, 400, &config.search);
-            let total = tree.root_visits() as f32 - 1.0;
-            let visits = tree.root_visit_counts();
-            tree.policy_target().iter().zip(visits).all(|(&(_, p), (_, v))| (p - v as f32 / total).abs() < 1e-6)
-        };
-        assert!(!target_is_visits(1.0), "a full search's target is pruned");
-        assert!(target_is_visits(0.0), "a cheap search's is its visits");
     }
 }
