@@ -8,7 +8,7 @@ use gipf::games::GameFile;
 use gipf::rules::Variant;
 use gipf::samples::{game_samples, Targets};
 use gipf::shards;
-use gipf::train::data::Window;
+use gipf::train::Window;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)

@@ -13,7 +13,7 @@ use gipf::model_source::ModelSource;
 use gipf::rules::{Symmetry, NUM_SYMMETRIES};
 use gipf::samples::write_row;
 use gipf::selfplay::{play, ConstantForward, Generator, PlayOptions};
-use gipf::train::data::Window;
+use gipf::train::Window;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

@@ -3,7 +3,7 @@
 //! parse into gigabytes).
 #![no_main]
 
-use gipf::train::data::{game_samples, Targets};
+use gipf::samples::{game_samples, Targets};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {

@@ -61,7 +61,7 @@ pub struct CheckpointMeta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub games_cursor: Option<String>,
     /// The newest shard read of each worker: a worker's older shards were
-    /// all read, however late they came (see [`crate::train::data::GamesRead`]).
+    /// all read, however late they came (see [`crate::train::GamesRead`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub games_newest_by_worker: BTreeMap<String, String>,
     /// The games files read within [`crate::shards::LATE`] before their

@@ -13,7 +13,7 @@ use crate::durable::write_atomic;
 
 /// The trainer's view of a store's shards: the names listed so far, each
 /// downloaded into a local folder only when the trainer's window reads it
-/// ([`crate::train::data::Window::load`]), so that a trainer on a new
+/// ([`crate::train::Window::load`]), so that a trainer on a new
 /// machine fetches only what its window holds. Shard names start with the
 /// time they were finished, so a listing starts [`LOOKBACK`] before the
 /// newest shard seen (a worker may upload a shard a little after a newer

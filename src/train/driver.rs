@@ -6,11 +6,11 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use rand::{Rng, SeedableRng};
 
-use super::data::{GamesSource, Window};
 use super::{
     window_size, DeviceBatch, Interval, Logs, NonFiniteLoss, StepStats, StepSums, Trainer, MAX_NON_FINITE_IN_A_ROW,
     READ_EVERY,
 };
+use super::{GamesSource, Window};
 
 /// Why [`train_steps`] stopped short.
 #[derive(Clone, Copy, Debug, PartialEq)]

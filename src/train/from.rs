@@ -14,7 +14,7 @@ use super::{check_shape, Trainer};
 use crate::checkpoint::{checkpoints_newest_first, read_meta, CheckpointMeta, Compute, Lineage, Parent};
 use crate::config::Config;
 use crate::net::{machine_name, Network};
-use crate::train::data::GamesRead;
+use crate::train::GamesRead;
 
 /// The model a new run continues from: as the user named it, and its
 /// weights file.

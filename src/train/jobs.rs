@@ -13,7 +13,7 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use tch::Device;
 
-use super::data::GamesSource;
+use super::GamesSource;
 use super::{train_steps, Logs, ParentModel, RunDir, Trainer, Wait};
 use crate::arena;
 use crate::checkpoint::{newest_checkpoint, prune, read_meta};

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use tensorboard_rs::summary_writer::SummaryWriter;
 
-use super::data::LoadReport;
 use super::step::{StepStats, PHASES};
+use super::LoadReport;
 
 /// TensorBoard scalars for training. The writer (tensorboard-rs) panics on
 /// a write error, so a failure (a full disk) stops the logs with a warning

@@ -11,14 +11,16 @@
 //! read-back); [`MAX_NON_FINITE_IN_A_ROW`] of them in a row stop training
 //! with an error.
 
-pub mod data;
 mod driver;
 mod from;
+mod games_read;
 pub mod jobs;
 mod logs;
 mod reading;
 mod run_dir;
+mod source;
 pub mod step;
+mod window;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,13 +37,15 @@ use crate::config::Config;
 use crate::encoding::ENCODING_VERSION;
 use crate::net::{machine_name, Network};
 use crate::weights::is_damaged;
-use data::{Batch, GamesRead, Window};
 pub use driver::{train_steps, Trained, Wait};
 pub use from::ParentModel;
+pub use games_read::GamesRead;
 pub use logs::Logs;
 pub use run_dir::RunDir;
+pub use source::GamesSource;
 use step::StepMeasures;
 pub use step::{DeviceBatch, Interval, StepStats, StepSums, PHASES, READ_EVERY};
+pub use window::{Batch, LoadReport, Window, OPENING_LENGTH};
 
 /// A network being trained, with its optimizer state.
 pub struct Trainer {

@@ -5,7 +5,7 @@
 
 use tch::{Device, Kind, Tensor};
 
-use super::data::Batch;
+use super::Batch;
 use crate::encoding::{GRID, NUM_ACTIONS, NUM_PLANES};
 use crate::samples::AUX_TARGETS;
 

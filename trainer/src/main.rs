@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use gipf::config::Config;
 use gipf::net::parse_device;
-use gipf::train::data::Window;
+use gipf::train::Window;
 use gipf::train::{jobs, window_size, DeviceBatch, ParentModel, RunDir, StepSums, Trainer, READ_EVERY};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;

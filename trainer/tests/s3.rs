@@ -11,7 +11,7 @@ use gipf::model_source::ModelSource;
 use gipf::samples::game_samples;
 use gipf::selfplay::{play, PlayOptions};
 use gipf::store::ShardFeed;
-use gipf::train::data::{GamesRead, GamesSource, Window};
+use gipf::train::{GamesRead, GamesSource, Window};
 
 use crate::s3_server as s3;
 use s3::{S3Server, BUCKET};

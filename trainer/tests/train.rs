@@ -9,8 +9,7 @@ use gipf::model_source::ModelSource;
 use gipf::samples::{game_samples, Targets};
 use gipf::selfplay::{self, PlayOptions};
 use gipf::shards;
-use gipf::train::data::{GamesRead, GamesSource, Window};
-use gipf::train::{train_steps, DeviceBatch, Logs, StepSums, Trainer};
+use gipf::train::{train_steps, DeviceBatch, GamesSource, Logs, StepSums, Trainer, Window};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use tch::Device;
@@ -331,19 +330,6 @@ fn the_auxiliary_loss_falls() {
     assert!(err.contains("train.aux_loss_weight = 1 needs network.aux_targets = true"), "{err}");
 }
 
-#[test]
-fn corrupt_games_are_skipped_and_a_missing_folder_is_an_error() {
-    let dir = games(1);
-    std::fs::write(dir.path().join("game-broken.json"), "{\"format\": 1, \"vari").unwrap();
-    let mut window = Window::default();
-    let report = window.load_new(dir.path(), |_| 1000).unwrap();
-    assert_eq!(report.games, 1);
-    assert_eq!(report.skipped.len(), 1);
-    assert!(report.skipped[0].0.ends_with("game-broken.json"));
-    let err = Window::default().load_new(Path::new("/no/such/games"), |_| 1000).unwrap_err();
-    assert!(format!("{err:#}").contains("cannot read games folder /no/such/games"));
-}
-
 /// The project's Python environment (the one scripts/setup-torch.sh made).
 fn python() -> PathBuf {
     let torch = std::fs::canonicalize(concat!(env!("CARGO_MANIFEST_DIR"), "/../.torch")).unwrap();
@@ -565,130 +551,6 @@ fn a_poisoned_game_among_good_ones_is_skipped_and_training_goes_on() {
     }
 }
 
-/// A resumed window reads the games files after its checkpoint's cursor as
-/// new samples, and of the older ones only what its size needs; a game it
-/// already holds is refused.
-#[test]
-fn a_resumed_window_reads_only_what_it_needs_and_refuses_repeats() {
-    let dir = tempfile::tempdir().unwrap();
-    for seed in [1, 2, 3] {
-        play(dir.path(), 2, seed, &format!("w{seed}"));
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    let files = shards::list(dir.path()).unwrap();
-    assert_eq!(files.len(), 3);
-    let mut full = Window::new(&tiny());
-    full.load_new(dir.path(), |_| 100_000).unwrap();
-    let mut first_two = Window::new(&tiny());
-    let only = tempfile::tempdir().unwrap();
-    for file in &files[..2] {
-        std::fs::copy(&file.path, only.path().join(&file.name)).unwrap();
-    }
-    first_two.load_new(only.path(), |_| 100_000).unwrap();
-    let counted = first_two.total_samples;
-    let newest_samples = full.total_samples - counted;
-
-    // Resumed after the first two files, with room for a little more than the third.
-    assert_eq!(first_two.read().cursor.as_ref(), Some(&files[1].name));
-    let mut resumed = Window::resume(&tiny(), counted, first_two.read());
-    let room = newest_samples as usize + 1;
-    let report = resumed.load_new(dir.path(), |_| room).unwrap();
-    assert_eq!(resumed.total_samples, full.total_samples, "the new file's samples are counted, the old ones not again");
-    assert_eq!(report.files, 2, "the new file, then the newest old one while there was room");
-    assert_eq!(report.passed_over, 1, "the oldest file is not read");
-    assert!(resumed.len() >= room && resumed.len() < full.len(), "{} samples", resumed.len());
-
-    // A copy of a shard under another name: its games are refused.
-    let copy = dir.path().join(files[2].name.replace("-000000.", "-000001."));
-    std::fs::copy(&files[2].path, &copy).unwrap();
-    let report = resumed.load_new(dir.path(), |_| room).unwrap();
-    assert_eq!((report.games, report.duplicates), (0, 2));
-}
-
-/// A shard named before the cursor that the checkpoint's trainer had not
-/// read (it arrived late, as from a worker whose upload waited) is new to a
-/// resumed window: its samples are counted once.
-#[test]
-fn a_shard_arriving_late_is_new_to_a_resumed_window() {
-    let dir = tempfile::tempdir().unwrap();
-    for seed in [1, 2, 3] {
-        play(dir.path(), 1, seed, &format!("w{seed}"));
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    let files = shards::list(dir.path()).unwrap();
-    let mut full = Window::new(&tiny());
-    full.load_new(dir.path(), |_| 100_000).unwrap();
-    // The checkpoint's trainer read the first and the third; the second came later.
-    let early = tempfile::tempdir().unwrap();
-    for file in [&files[0], &files[2]] {
-        std::fs::copy(&file.path, early.path().join(&file.name)).unwrap();
-    }
-    let mut before = Window::new(&tiny());
-    before.load_new(early.path(), |_| 100_000).unwrap();
-    assert_eq!(before.read().recent, [files[0].name.clone(), files[2].name.clone()]);
-
-    let mut resumed = Window::resume(&tiny(), before.total_samples, before.read());
-    let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
-    assert_eq!(resumed.total_samples, full.total_samples, "the late file's samples counted, the others not again");
-    assert_eq!(report.files, 3);
-}
-
-/// A shard that arrives an hour late (from an outbox that waited out a long
-/// store outage, or a worker whose clock is an hour behind) is new to a
-/// resumed window too: the checkpoint records the newest shard it read of
-/// each worker, and a worker's shards arrive in the order it wrote them.
-#[test]
-fn a_shard_arriving_an_hour_late_is_new_to_a_resumed_window() {
-    let dir = tempfile::tempdir().unwrap();
-    for seed in [1, 2] {
-        play(dir.path(), 1, seed, &format!("w{seed}"));
-    }
-    let mut full = Window::new(&tiny());
-    full.load_new(dir.path(), |_| 100_000).unwrap();
-    // The checkpoint's trainer read w1's shard; w2's, finished an hour
-    // before it, arrives after the checkpoint.
-    let files = shards::list(dir.path()).unwrap();
-    let (read, late) = if files[0].name.contains("-w1-") { (&files[0], &files[1]) } else { (&files[1], &files[0]) };
-    let early = tempfile::tempdir().unwrap();
-    std::fs::copy(&read.path, early.path().join(&read.name)).unwrap();
-    let mut before = Window::new(&tiny());
-    before.load_new(early.path(), |_| 100_000).unwrap();
-    let finished: u64 = late.name["shard-".len().."shard-".len() + 13].parse().unwrap();
-    let hour_late = late.name.replacen(&format!("{finished:013}"), &format!("{:013}", finished - 3_600_000), 1);
-    std::fs::rename(&late.path, dir.path().join(&hour_late)).unwrap();
-
-    let mut resumed = Window::resume(&tiny(), before.total_samples, before.read());
-    let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
-    assert_eq!(resumed.total_samples, full.total_samples, "the late file's samples counted, the other's not again");
-    let cursor_only = GamesRead { newest_by_worker: Default::default(), ..before.read() };
-    let mut by_cursor = Window::resume(&tiny(), before.total_samples, cursor_only);
-    by_cursor.load_new(dir.path(), |_| 100_000).unwrap();
-    assert!(by_cursor.total_samples < full.total_samples, "a cursor alone takes the late file as read");
-    assert_eq!(report.files, 2);
-}
-
-/// A resumed window whose first look finds its folder empty (a trainer on a
-/// new machine whose store had not answered yet) does not count the
-/// checkpoint's files again when they arrive: it reads them as old ones.
-#[test]
-fn counted_files_arriving_after_the_first_look_are_not_counted_again() {
-    let dir = tempfile::tempdir().unwrap();
-    for seed in [1, 2] {
-        play(dir.path(), 2, seed, &format!("w{seed}"));
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    let mut before = Window::new(&tiny());
-    before.load_new(dir.path(), |_| 100_000).unwrap();
-
-    let mut resumed = Window::resume(&tiny(), before.total_samples, before.read());
-    let empty = tempfile::tempdir().unwrap();
-    resumed.load_new(empty.path(), |_| 100_000).unwrap();
-    assert!(resumed.is_empty());
-    let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
-    assert_eq!(resumed.total_samples, before.total_samples, "the checkpoint's files are not counted twice");
-    assert_eq!((report.files, resumed.len()), (2, before.len()), "read into the window, which had room");
-}
-
 /// The trainer beside self-play waits when it has drawn `max_reuse` samples
 /// per sample read, saying so, and trains again when new games arrive.
 #[test]
@@ -901,48 +763,4 @@ fn only_damage_sets_a_checkpoint_aside() {
     assert_eq!(Trainer::resume_or_new(&tiny(), models.path(), Device::Cpu, 1).unwrap().step, 10);
     let newest = gipf::checkpoint::newest_checkpoint(models.path()).unwrap();
     assert_eq!(newest, Some(models.path().join("step-00000010.safetensors")));
-}
-
-/// Games of another variant than the run's are skipped with a warning
-/// naming the shard, never trained on (a standard run trained on basic
-/// games without a word).
-#[test]
-fn games_of_another_variant_are_skipped() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut basic = tiny();
-    basic.game.variant = gipf::rules::Variant::Basic;
-    let options =
-        PlayOptions { games: Some(2), seed: 3, ..PlayOptions::new(basic, dir.path().into(), ModelSource::Fresh, "b") };
-    selfplay::play(options).unwrap();
-    let mut window = Window::new(&tiny());
-    let report = window.load_new(dir.path(), |_| 100_000).unwrap();
-    assert!(window.is_empty(), "{} samples of basic games in a standard window", window.len());
-    assert_eq!(report.skipped.len(), 2, "{:?}", report.skipped);
-    assert!(
-        report.skipped[0].1.contains("a game of the basic variant, not the run's standard"),
-        "{:?}",
-        report.skipped
-    );
-}
-
-/// A shard during whose reading the reader stopped twice (killed for its
-/// memory, say: `.reading` names it) is set aside on the next start, with
-/// a warning, instead of killing every restart; the other shards train.
-#[test]
-fn a_shard_that_stopped_its_reader_twice_is_set_aside() {
-    let dir = tempfile::tempdir().unwrap();
-    play(dir.path(), 2, 9, "a");
-    play(dir.path(), 2, 10, "b");
-    let mut shards = gipf::shards::list(dir.path()).unwrap();
-    gipf::shards::sort(&mut shards);
-    let killer = shards.first().unwrap().name.clone();
-    std::fs::write(dir.path().join(".reading"), format!(r#"{{"file": "{killer}", "tries": 2}}"#)).unwrap();
-    let mut window = Window::new(&tiny());
-    let report = window.load_new(dir.path(), |_| 100_000).unwrap();
-    assert_eq!(report.skipped.len(), 1, "{:?}", report.skipped);
-    assert!(report.skipped[0].1.contains("its reader stopped while reading it, twice"), "{:?}", report.skipped);
-    assert!(dir.path().join(format!(".stopped-reader-{killer}")).is_file());
-    assert!(!dir.path().join(".reading").exists(), "no mark left once the files are read");
-    assert_eq!(shards.len(), 2);
-    assert!(!window.is_empty(), "the other shard trains");
 }

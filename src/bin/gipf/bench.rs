@@ -14,8 +14,8 @@ use gipf::config::Config;
 use gipf::net::{parse_device, Network};
 use gipf::players::Style;
 use gipf::rules::Variant;
-use gipf::train::data::{GamesRead, Window};
 use gipf::train::window_size;
+use gipf::train::{GamesRead, Window};
 
 #[derive(clap::Subcommand)]
 pub enum Bench {

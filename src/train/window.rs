@@ -1,17 +1,15 @@
-//! Training data: the window of recent samples read from the games folder,
-//! and random minibatches, each position under a random board symmetry.
+//! The window of recent samples read from the games folder, and random
+//! minibatches, each position under a random board symmetry.
 //!
 //! The window holds the samples of the newest games, oldest first, and
 //! forgets whole games from the front as it grows past its size. A game
 //! already in the window (the same actions: one seed played twice) is
 //! refused with a warning. A resumed trainer's window reads the files its
-//! checkpoint's trainer had not read (new samples, counted for pacing: those
-//! after its newest file of each worker, and those that arrived late), then
-//! the counted ones from the newest back, only as far as its size needs.
-//! With a run in a store, the local copy of a shard is removed once none of
-//! its games is in the window (the store keeps the original).
+//! checkpoint's trainer had not read (new samples, counted for pacing; see
+//! [`GamesRead`]), then the counted ones from the newest back, only as far
+//! as its size needs.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,7 +21,9 @@ use crate::games::{EndReason, GameFile};
 use crate::rules::{Color, Symmetry, NUM_SYMMETRIES};
 use crate::samples::{game_samples, write_row, Targets, TrainingSample, AUX_TARGETS};
 use crate::shards::{self, GamesFile};
-use crate::store::ShardFeed;
+
+use super::games_read::GamesRead;
+use super::source::GamesSource;
 
 /// What one look at the games folder found.
 #[derive(Clone, Debug, Default)]
@@ -65,65 +65,6 @@ impl LoadReport {
 /// Actions that make an opening, for counting distinct ones.
 pub const OPENING_LENGTH: usize = 10;
 
-/// Where a window reads games: a local folder, and with a run in a store
-/// the shards a feed lists there, downloaded into the folder when read.
-#[derive(Clone, Copy)]
-pub struct GamesSource<'a> {
-    pub dir: &'a Path,
-    pub feed: Option<&'a ShardFeed>,
-}
-
-impl<'a> GamesSource<'a> {
-    /// The games in a local folder only.
-    pub fn folder(dir: &'a Path) -> GamesSource<'a> {
-        GamesSource { dir, feed: None }
-    }
-}
-
-/// What a checkpoint records of the games files its trainer read, so that a
-/// resumed one reads each file's samples as new exactly once.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct GamesRead {
-    /// The newest games file read.
-    pub cursor: Option<String>,
-    /// The newest shard read of each worker. A worker writes and uploads
-    /// its shards in order, so its older ones were there to be read, however
-    /// late they all came (an outbox that waited out an outage, a skewed
-    /// clock); one entry per self-play process that wrote to the run.
-    pub newest_by_worker: BTreeMap<String, String>,
-    /// The files read within [`shards::LATE`] before their worker's newest
-    /// (before the cursor, for files without a worker and checkpoints
-    /// without `newest_by_worker`): a file named in that span but not here
-    /// arrived out of order and is new.
-    pub recent: Vec<String>,
-}
-
-impl GamesRead {
-    /// The newest file read that `name` is judged against: its worker's, or
-    /// the cursor for a file without a worker and for a record without
-    /// `newest_by_worker` (None: nothing of it was read).
-    fn newest_for(&self, name: &str) -> Option<&String> {
-        match shards::worker_of(name).filter(|_| !self.newest_by_worker.is_empty()) {
-            Some(worker) => self.newest_by_worker.get(worker),
-            None => self.cursor.as_ref(),
-        }
-    }
-
-    /// The first name of the span in which `name`'s arrival out of order is
-    /// looked for: [`shards::LATE`] before [`GamesRead::newest_for`] it.
-    fn horizon(&self, name: &str) -> Option<String> {
-        shards::late_horizon(self.newest_for(name)?)
-    }
-
-    /// Whether the file `name` was read (or passed over) by this record's
-    /// trainer.
-    fn counted(&self, name: &str, recent: &HashSet<String>) -> bool {
-        self.newest_for(name).is_some_and(|newest| {
-            name <= newest.as_str() && (self.horizon(name).is_none_or(|h| name < h.as_str()) || recent.contains(name))
-        })
-    }
-}
-
 /// The samples of the most recent games, oldest first.
 #[derive(Default)]
 pub struct Window {
@@ -143,9 +84,9 @@ pub struct Window {
     /// What the checkpoint this window resumes from had read.
     counted: GamesRead,
     counted_recent: HashSet<String>,
-    /// The newest games file read, and of each worker (from the checkpoint's on).
-    pub cursor: Option<String>,
-    newest_by_worker: BTreeMap<String, String>,
+    /// What this window has read, the checkpoint's included (its `recent`
+    /// is filled by [`Window::read`]).
+    progress: GamesRead,
     /// Samples ever read (from a checkpoint on, for a resumed trainer), which
     /// set the window's size and the pacing.
     pub total_samples: u64,
@@ -178,18 +119,6 @@ pub struct Batch {
     pub plies_to_end: Vec<u16>,
 }
 
-/// Removes the local copies of shards that the store keeps (a warning for
-/// each that cannot be removed).
-fn remove_local_copies(dir: &Path, names: &[String]) {
-    for name in names {
-        match std::fs::remove_file(dir.join(name)) {
-            Ok(()) => tracing::debug!("{name} left the window; its local copy removed"),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => tracing::warn!("removing the local copy of {name}: {e}"),
-        }
-    }
-}
-
 impl Window {
     /// An empty window for training with `config`.
     pub fn new(config: &crate::config::Config) -> Window {
@@ -201,8 +130,7 @@ impl Window {
     pub fn resume(config: &crate::config::Config, samples_read: u64, read: GamesRead) -> Window {
         Window {
             total_samples: samples_read,
-            cursor: read.cursor.clone(),
-            newest_by_worker: read.newest_by_worker.clone(),
+            progress: GamesRead { recent: Vec::new(), ..read.clone() },
             counted_recent: read.recent.iter().cloned().collect(),
             counted: read,
             ..Window::new(config)
@@ -211,15 +139,7 @@ impl Window {
 
     /// What this window has read, as a checkpoint records it.
     pub fn read(&self) -> GamesRead {
-        let mut read =
-            GamesRead { cursor: self.cursor.clone(), newest_by_worker: self.newest_by_worker.clone(), recent: vec![] };
-        let names = self.seen.iter().chain(&self.counted_recent);
-        let mut recent: Vec<String> =
-            names.filter(|name| read.horizon(name).is_some_and(|h| **name >= h)).cloned().collect();
-        recent.sort();
-        recent.dedup();
-        read.recent = recent;
-        read
+        self.progress.with_recent(self.seen.iter().chain(&self.counted_recent))
     }
 
     /// Reads the games files in `dir` not read before, keeping the window at
@@ -236,28 +156,15 @@ impl Window {
     /// download that fails ends this look (warning): the rest waits for the
     /// next.
     pub fn load(&mut self, source: GamesSource, size: impl Fn(u64) -> usize) -> Result<LoadReport> {
-        let GamesSource { dir, feed } = source;
-        let mut files = shards::list(dir)?;
-        if let Some(feed) = feed {
-            let local: HashSet<String> = files.iter().map(|f| f.name.clone()).collect();
-            let remote = feed.listed().filter(|name| !local.contains(*name));
-            files.extend(remote.map(|name| GamesFile { legacy: false, name: name.clone(), path: dir.join(name) }));
-            shards::sort(&mut files);
-        }
+        let mut files = source.list()?;
         files.retain(|f| !self.seen.contains(&f.name));
         let counted = |f: &GamesFile| self.counted.counted(&f.name, &self.counted_recent);
         let (old, new): (Vec<GamesFile>, Vec<GamesFile>) = files.into_iter().partition(counted);
         let mut report = LoadReport::default();
         let mut openings = HashSet::new();
-        let fetched = |file: &GamesFile| match feed {
-            Some(feed) if !file.path.exists() => feed.fetch(&file.name, dir).map_err(|e| {
-                tracing::warn!("fetching {}: {e:#} (trying again later)", file.name);
-            }),
-            _ => Ok(()),
-        };
         'read: {
             for file in new {
-                if fetched(&file).is_err() {
+                if !source.fetch(&file) {
                     break 'read;
                 }
                 self.read_file(&file, false, &mut report, &mut openings);
@@ -266,12 +173,12 @@ impl Window {
             for file in old.into_iter().rev() {
                 if self.samples.len() >= size(self.total_samples) {
                     report.passed_over += 1;
-                    self.note_newest_of_worker(&file.name);
+                    self.progress.note_passed_over(&file.name);
                     self.left.push(file.name.clone());
                     self.seen.insert(file.name);
                     continue;
                 }
-                if fetched(&file).is_err() {
+                if !source.fetch(&file) {
                     break 'read;
                 }
                 let (samples, games) = (self.total_samples, self.total_games);
@@ -281,20 +188,8 @@ impl Window {
             }
         }
         report.distinct_openings = openings.len();
-        let left = std::mem::take(&mut self.left);
-        if feed.is_some() {
-            remove_local_copies(dir, &left);
-        }
+        source.let_go(&std::mem::take(&mut self.left));
         Ok(report)
-    }
-
-    fn note_newest_of_worker(&mut self, name: &str) {
-        if let Some(worker) = shards::worker_of(name) {
-            let newest = self.newest_by_worker.entry(worker.to_string()).or_default();
-            if name > newest.as_str() {
-                *newest = name.to_string();
-            }
-        }
     }
 
     /// Reads one games file into the back of the window (or the front, when
@@ -323,10 +218,7 @@ impl Window {
         };
         // Only a file read moves the cursor: a damaged one named in the
         // future would otherwise hide the shards named before it.
-        if self.cursor.as_ref().is_none_or(|c| file.name > *c) {
-            self.cursor = Some(file.name.clone());
-        }
-        self.note_newest_of_worker(&file.name);
+        self.progress.note_read(&file.name);
         report.files += 1;
         self.total_files += 1;
         for bad in read.bad {
@@ -476,6 +368,32 @@ impl Window {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
+    use crate::selfplay::{ConstantForward, Generator};
+    use crate::shards::ShardWriter;
+
+    fn tiny() -> Config {
+        Config::parse(include_str!("../../configs/tiny.toml")).unwrap()
+    }
+
+    /// Plays `n` games of self-play with `config` from `seed`, every leaf
+    /// valued alike, and writes them into `out` as one shard of `worker`.
+    fn play_with(config: Config, out: &Path, n: u64, seed: u64, worker: &str) {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let mut generator = Generator::new(config, seed, Some(n), worker);
+        let mut writer = ShardWriter::new(out, worker, n as usize, std::time::Duration::from_secs(3600)).unwrap();
+        while generator.active() > 0 {
+            for game in generator.step(&mut ConstantForward, &pool, "constant").unwrap() {
+                writer.push(game).unwrap();
+            }
+        }
+        writer.flush().unwrap();
+    }
+
+    /// [`play_with`] the tiny configuration.
+    fn play(out: &Path, n: u64, seed: u64, worker: &str) {
+        play_with(tiny(), out, n, seed, worker);
+    }
 
     /// The config's bound on the window's memory holds a sample with a
     /// policy over 40 actions.
@@ -483,5 +401,188 @@ mod tests {
     fn a_window_sample_fits_the_configs_bound() {
         let bytes = size_of::<TrainingSample>() + 40 * size_of::<(u16, f32)>();
         assert!(bytes as u64 <= crate::config::WINDOW_SAMPLE_BYTES, "{bytes} bytes");
+    }
+
+    #[test]
+    fn corrupt_games_are_skipped_and_a_missing_folder_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        play(dir.path(), 1, 9, "test");
+        std::fs::write(dir.path().join("game-broken.json"), "{\"format\": 1, \"vari").unwrap();
+        let mut window = Window::default();
+        let report = window.load_new(dir.path(), |_| 1000).unwrap();
+        assert_eq!(report.games, 1);
+        assert_eq!(report.skipped.len(), 1);
+        assert!(report.skipped[0].0.ends_with("game-broken.json"));
+        let err = Window::default().load_new(Path::new("/no/such/games"), |_| 1000).unwrap_err();
+        assert!(format!("{err:#}").contains("cannot read games folder /no/such/games"));
+    }
+
+    /// A resumed window reads the games files after its checkpoint's cursor as
+    /// new samples, and of the older ones only what its size needs; a game it
+    /// already holds is refused.
+    #[test]
+    fn a_resumed_window_reads_only_what_it_needs_and_refuses_repeats() {
+        let dir = tempfile::tempdir().unwrap();
+        for seed in [1, 2, 3] {
+            play(dir.path(), 2, seed, &format!("w{seed}"));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let files = shards::list(dir.path()).unwrap();
+        assert_eq!(files.len(), 3);
+        let mut full = Window::new(&tiny());
+        full.load_new(dir.path(), |_| 100_000).unwrap();
+        let mut first_two = Window::new(&tiny());
+        let only = tempfile::tempdir().unwrap();
+        for file in &files[..2] {
+            std::fs::copy(&file.path, only.path().join(&file.name)).unwrap();
+        }
+        first_two.load_new(only.path(), |_| 100_000).unwrap();
+        let counted = first_two.total_samples;
+        let newest_samples = full.total_samples - counted;
+
+        // Resumed after the first two files, with room for a little more than the third.
+        assert_eq!(first_two.read().cursor.as_ref(), Some(&files[1].name));
+        let mut resumed = Window::resume(&tiny(), counted, first_two.read());
+        let room = newest_samples as usize + 1;
+        let report = resumed.load_new(dir.path(), |_| room).unwrap();
+        assert_eq!(
+            resumed.total_samples, full.total_samples,
+            "the new file's samples are counted, the old ones not again"
+        );
+        assert_eq!(report.files, 2, "the new file, then the newest old one while there was room");
+        assert_eq!(report.passed_over, 1, "the oldest file is not read");
+        assert!(resumed.len() >= room && resumed.len() < full.len(), "{} samples", resumed.len());
+
+        // A copy of a shard under another name: its games are refused.
+        let copy = dir.path().join(files[2].name.replace("-000000.", "-000001."));
+        std::fs::copy(&files[2].path, &copy).unwrap();
+        let report = resumed.load_new(dir.path(), |_| room).unwrap();
+        assert_eq!((report.games, report.duplicates), (0, 2));
+    }
+
+    /// A shard named before the cursor that the checkpoint's trainer had not
+    /// read (it arrived late, as from a worker whose upload waited) is new to a
+    /// resumed window: its samples are counted once.
+    #[test]
+    fn a_shard_arriving_late_is_new_to_a_resumed_window() {
+        let dir = tempfile::tempdir().unwrap();
+        for seed in [1, 2, 3] {
+            play(dir.path(), 1, seed, &format!("w{seed}"));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let files = shards::list(dir.path()).unwrap();
+        let mut full = Window::new(&tiny());
+        full.load_new(dir.path(), |_| 100_000).unwrap();
+        // The checkpoint's trainer read the first and the third; the second came later.
+        let early = tempfile::tempdir().unwrap();
+        for file in [&files[0], &files[2]] {
+            std::fs::copy(&file.path, early.path().join(&file.name)).unwrap();
+        }
+        let mut before = Window::new(&tiny());
+        before.load_new(early.path(), |_| 100_000).unwrap();
+        assert_eq!(before.read().recent, [files[0].name.clone(), files[2].name.clone()]);
+
+        let mut resumed = Window::resume(&tiny(), before.total_samples, before.read());
+        let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
+        assert_eq!(resumed.total_samples, full.total_samples, "the late file's samples counted, the others not again");
+        assert_eq!(report.files, 3);
+    }
+
+    /// A shard that arrives an hour late (from an outbox that waited out a long
+    /// store outage, or a worker whose clock is an hour behind) is new to a
+    /// resumed window too: the checkpoint records the newest shard it read of
+    /// each worker, and a worker's shards arrive in the order it wrote them.
+    #[test]
+    fn a_shard_arriving_an_hour_late_is_new_to_a_resumed_window() {
+        let dir = tempfile::tempdir().unwrap();
+        for seed in [1, 2] {
+            play(dir.path(), 1, seed, &format!("w{seed}"));
+        }
+        let mut full = Window::new(&tiny());
+        full.load_new(dir.path(), |_| 100_000).unwrap();
+        // The checkpoint's trainer read w1's shard; w2's, finished an hour
+        // before it, arrives after the checkpoint.
+        let files = shards::list(dir.path()).unwrap();
+        let (read, late) = if files[0].name.contains("-w1-") { (&files[0], &files[1]) } else { (&files[1], &files[0]) };
+        let early = tempfile::tempdir().unwrap();
+        std::fs::copy(&read.path, early.path().join(&read.name)).unwrap();
+        let mut before = Window::new(&tiny());
+        before.load_new(early.path(), |_| 100_000).unwrap();
+        let finished: u64 = late.name["shard-".len().."shard-".len() + 13].parse().unwrap();
+        let hour_late = late.name.replacen(&format!("{finished:013}"), &format!("{:013}", finished - 3_600_000), 1);
+        std::fs::rename(&late.path, dir.path().join(&hour_late)).unwrap();
+
+        let mut resumed = Window::resume(&tiny(), before.total_samples, before.read());
+        let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
+        assert_eq!(resumed.total_samples, full.total_samples, "the late file's samples counted, the other's not again");
+        let cursor_only = GamesRead { newest_by_worker: Default::default(), ..before.read() };
+        let mut by_cursor = Window::resume(&tiny(), before.total_samples, cursor_only);
+        by_cursor.load_new(dir.path(), |_| 100_000).unwrap();
+        assert!(by_cursor.total_samples < full.total_samples, "a cursor alone takes the late file as read");
+        assert_eq!(report.files, 2);
+    }
+
+    /// A resumed window whose first look finds its folder empty (a trainer on a
+    /// new machine whose store had not answered yet) does not count the
+    /// checkpoint's files again when they arrive: it reads them as old ones.
+    #[test]
+    fn counted_files_arriving_after_the_first_look_are_not_counted_again() {
+        let dir = tempfile::tempdir().unwrap();
+        for seed in [1, 2] {
+            play(dir.path(), 2, seed, &format!("w{seed}"));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let mut before = Window::new(&tiny());
+        before.load_new(dir.path(), |_| 100_000).unwrap();
+
+        let mut resumed = Window::resume(&tiny(), before.total_samples, before.read());
+        let empty = tempfile::tempdir().unwrap();
+        resumed.load_new(empty.path(), |_| 100_000).unwrap();
+        assert!(resumed.is_empty());
+        let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
+        assert_eq!(resumed.total_samples, before.total_samples, "the checkpoint's files are not counted twice");
+        assert_eq!((report.files, resumed.len()), (2, before.len()), "read into the window, which had room");
+    }
+
+    /// Games of another variant than the run's are skipped with a warning
+    /// naming the shard, never trained on (a standard run trained on basic
+    /// games without a word).
+    #[test]
+    fn games_of_another_variant_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut basic = tiny();
+        basic.game.variant = crate::rules::Variant::Basic;
+        play_with(basic, dir.path(), 2, 3, "b");
+        let mut window = Window::new(&tiny());
+        let report = window.load_new(dir.path(), |_| 100_000).unwrap();
+        assert!(window.is_empty(), "{} samples of basic games in a standard window", window.len());
+        assert_eq!(report.skipped.len(), 2, "{:?}", report.skipped);
+        assert!(
+            report.skipped[0].1.contains("a game of the basic variant, not the run's standard"),
+            "{:?}",
+            report.skipped
+        );
+    }
+
+    /// A shard during whose reading the reader stopped twice (killed for its
+    /// memory, say: `.reading` names it) is set aside on the next start, with
+    /// a warning, instead of killing every restart; the other shards train.
+    #[test]
+    fn a_shard_that_stopped_its_reader_twice_is_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        play(dir.path(), 2, 9, "a");
+        play(dir.path(), 2, 10, "b");
+        let mut shards = shards::list(dir.path()).unwrap();
+        shards::sort(&mut shards);
+        let killer = shards.first().unwrap().name.clone();
+        std::fs::write(dir.path().join(".reading"), format!(r#"{{"file": "{killer}", "tries": 2}}"#)).unwrap();
+        let mut window = Window::new(&tiny());
+        let report = window.load_new(dir.path(), |_| 100_000).unwrap();
+        assert_eq!(report.skipped.len(), 1, "{:?}", report.skipped);
+        assert!(report.skipped[0].1.contains("its reader stopped while reading it, twice"), "{:?}", report.skipped);
+        assert!(dir.path().join(format!(".stopped-reader-{killer}")).is_file());
+        assert!(!dir.path().join(".reading").exists(), "no mark left once the files are read");
+        assert_eq!(shards.len(), 2);
+        assert!(!window.is_empty(), "the other shard trains");
     }
 }
