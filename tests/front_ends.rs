@@ -142,6 +142,66 @@ fn ratings_against_fixed_anchors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("without --anchor"));
 }
 
+/// A lineage's generations (the reference, the tip, history/) are rated in
+/// the order of the samples their training read, each against the one
+/// before and the anchors, under names that stay theirs; the same weights
+/// under two names are rated once; the Elo per doubling is printed.
+#[test]
+fn ratings_of_a_lineage_follow_its_compute() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    let save = |step: u64, samples_read: u64, folder: &Path, name: &str| {
+        let mut trainer = Trainer::new(&tiny(), tch::Device::Cpu, step as i64 + 1);
+        (trainer.step, trainer.samples_read) = (step, samples_read);
+        let saved = trainer.save(&folder.join("saved")).unwrap();
+        std::fs::create_dir_all(folder).unwrap();
+        for ext in ["safetensors", "json"] {
+            std::fs::rename(saved.with_extension(ext), folder.join(format!("{name}.{ext}"))).unwrap();
+        }
+    };
+    save(7, 4_000_000, &models, "tip");
+    save(5, 2_000_000, &models, "reference");
+    save(3, 1_000_000, &models.join("history"), "step-3-old");
+    std::fs::copy(models.join("tip.safetensors"), models.join("history/copy.safetensors")).unwrap();
+    std::fs::copy(models.join("tip.json"), models.join("history/copy.json")).unwrap();
+    let lineage = models.to_str().unwrap();
+    let args = [
+        &["ratings", "--lineage", lineage, "--games", "2", "--sims", "4", "--opponents", "1"][..],
+        &["--anchor", "random"],
+        &TINY,
+    ]
+    .concat();
+    let out = success(&gipf(&args, ""));
+    assert!(out.contains("Elo per doubling of the samples read"), "{out}");
+    let ratings: Vec<serde_json::Value> = std::fs::read_to_string(models.join("arena/ratings.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let read: Vec<_> = ratings.iter().map(|r| r["samples_read"].as_u64()).collect();
+    assert_eq!(read, [None, Some(1_000_000), Some(2_000_000), Some(4_000_000)], "{out}");
+    assert!(ratings[3]["checkpoint"].as_str().unwrap().starts_with("step-7-"), "{out}");
+    let matches = std::fs::read_to_string(models.join("arena/matches.jsonl")).unwrap();
+    assert_eq!(matches.lines().count(), 5, "three against random, two against the one before: {matches}");
+    assert!(std::fs::read(models.join("arena/ratings.png")).unwrap().starts_with(b"\x89PNG"));
+
+    // A promotion (the reference to history/, the tip in its place) and a
+    // new tip: only the new tip's matches are played.
+    for ext in ["safetensors", "json"] {
+        std::fs::rename(models.join(format!("reference.{ext}")), models.join(format!("history/step-5-old.{ext}")))
+            .unwrap();
+    }
+    std::fs::copy(models.join("tip.safetensors"), models.join("reference.safetensors")).unwrap();
+    std::fs::copy(models.join("tip.json"), models.join("reference.json")).unwrap();
+    save(9, 8_000_000, &models, "tip");
+    success(&gipf(&args, ""));
+    let more = std::fs::read_to_string(models.join("arena/matches.jsonl")).unwrap();
+    assert!(more.starts_with(&matches) && more.lines().count() == 7, "{more}");
+    std::fs::remove_file(models.join("tip.json")).unwrap();
+    let out = gipf(&args, "");
+    assert!(!out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
 #[test]
 fn the_loop_gates_new_checkpoints_on_the_arena() {
     let run = tempfile::tempdir().unwrap();

@@ -1,10 +1,14 @@
-//! Ratings of a run's checkpoints: each rated checkpoint plays the few rated
-//! before it, and each fixed anchor (a baseline such as `alphabeta:2`) when
-//! anchors are given; every match is kept in `arena/matches.jsonl`, the ratings
-//! fitted to all of them (Bradley-Terry; the first anchor, or else step 0, at
-//! 0 Elo) go to `arena/ratings.jsonl`, and a plot of rating against training
-//! step to `arena/ratings.png`, the anchors drawn as horizontal lines. Matches already played are not played again, so an
-//! interrupted rating resumes, and a longer run adds only its new checkpoints.
+//! Ratings of a run's checkpoints, or of a lineage's generations: each rated
+//! model plays the few rated before it, and each fixed anchor (a baseline
+//! such as `alphabeta:2`) when anchors are given; every match is kept in
+//! `arena/matches.jsonl`, the ratings fitted to all of them (Bradley-Terry;
+//! the first anchor, or else the first model, at 0 Elo) go to
+//! `arena/ratings.jsonl`, and a plot to `arena/ratings.png`: rating against
+//! training step for a run, against the samples the whole lineage read (log
+//! scale, with the Elo gained per doubling) for a lineage, the anchors drawn
+//! as horizontal lines. Matches already played are not played again, so an
+//! interrupted rating resumes, and a longer run or lineage adds only its new
+//! models.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use super::stats::{fit_ratings, Pairing, Tally};
 use super::{play_match, MatchOptions};
-use crate::durable::write_atomic;
+use crate::checkpoint::read_meta;
+use crate::durable::{sha256_hex, write_atomic};
 use crate::players::{Budget, PlayerSpec};
 
 /// One match between two checkpoints of the run (names are file stems).
@@ -33,6 +38,9 @@ pub struct Rating {
     pub checkpoint: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<u64>,
+    /// A lineage's generation: the samples its whole training read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_read: Option<u64>,
     /// Elo relative to the first anchor, or without anchors to the first rated checkpoint.
     pub elo: f64,
     /// Half the width of the 95% interval.
@@ -61,19 +69,70 @@ pub struct RatingOptions {
     pub matches: MatchOptions,
 }
 
-/// The run's checkpoints in step order: (stem, step, weights path).
-fn checkpoints(models: &Path) -> Result<Vec<(String, u64, PathBuf)>> {
+/// A model rated: its name in the matches, its step, for a lineage's
+/// generation the samples its whole training read, and its weights.
+#[derive(Clone, Debug)]
+pub struct Rated {
+    pub name: String,
+    pub step: u64,
+    pub samples_read: Option<u64>,
+    pub path: PathBuf,
+}
+
+/// The `.safetensors` files of a folder (none when it is missing), by name.
+fn weights_files(folder: &Path) -> Result<Vec<PathBuf>> {
+    let entries = match std::fs::read_dir(folder) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot list {}", folder.display())),
+    };
     let mut found = Vec::new();
-    let entries = std::fs::read_dir(models).with_context(|| format!("cannot list {}", models.display()))?;
     for entry in entries {
         let path = entry?.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
-        let Some(stem) = name.strip_suffix(".safetensors") else { continue };
-        if let Some(step) = stem.strip_prefix("step-").and_then(|s| s.parse::<u64>().ok()) {
-            found.push((stem.to_string(), step, path));
+        if path.extension().is_some_and(|e| e == "safetensors") {
+            found.push(path);
         }
     }
-    found.sort_by_key(|c| c.1);
+    found.sort();
+    Ok(found)
+}
+
+/// The run's checkpoints in step order.
+fn checkpoints(models: &Path) -> Result<Vec<Rated>> {
+    std::fs::read_dir(models).with_context(|| format!("cannot list {}", models.display()))?;
+    let mut found = Vec::new();
+    for path in weights_files(models)? {
+        let stem = path.file_stem().and_then(|n| n.to_str()).unwrap_or_default();
+        if let Some(step) = stem.strip_prefix("step-").and_then(|s| s.parse::<u64>().ok()) {
+            found.push(Rated { name: stem.to_string(), step, samples_read: None, path });
+        }
+    }
+    found.sort_by_key(|c| c.step);
+    Ok(found)
+}
+
+/// A lineage's generations in a models folder as `scripts/leg.sh` keeps it
+/// (`reference`, `tip`, older generations in `history/`), in the order of
+/// the samples their whole training read; the same weights under two names
+/// are one. Each is named by its step and the start of its weights' sha256,
+/// which stay its own when `reference` or `tip` moves on. A model whose
+/// description has no lineage is an error naming it.
+pub fn generations(models: &Path) -> Result<Vec<Rated>> {
+    let named = ["reference", "tip"].map(|name| models.join(format!("{name}.safetensors")));
+    let files = named.into_iter().filter(|p| p.is_file()).chain(weights_files(&models.join("history"))?);
+    let mut found: Vec<Rated> = Vec::new();
+    for path in files {
+        let meta = read_meta(&path)?;
+        let lineage = meta.lineage.with_context(|| format!("{}: its description has no lineage", path.display()))?;
+        let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let name = format!("step-{}-{}", meta.step, &sha256_hex(&bytes)[..8]);
+        if found.iter().all(|g| g.name != name) {
+            let samples_read = lineage.inherited.plus(&lineage.run).samples_read;
+            found.push(Rated { name, step: meta.step, samples_read: Some(samples_read), path });
+        }
+    }
+    anyhow::ensure!(!found.is_empty(), "no generations in {} (reference, tip, history/)", models.display());
+    found.sort_by_key(|g| g.samples_read);
     Ok(found)
 }
 
@@ -126,38 +185,55 @@ pub(crate) fn write_lines<T: Serialize>(path: &Path, items: &[T]) -> Result<()> 
 pub fn rate_run(run: &Path, options: &RatingOptions, progress: &mut dyn FnMut(&str)) -> Result<Vec<Rating>> {
     let all = checkpoints(&run.join("models"))?;
     anyhow::ensure!(!all.is_empty(), "no checkpoints in {}", run.join("models").display());
-    let chosen: Vec<_> = match options.selection {
+    let chosen: Vec<Rated> = match options.selection {
         Selection::Points(points) => {
-            let steps: Vec<u64> = all.iter().map(|c| c.1).collect();
-            spread_by_step(&steps, points).into_iter().map(|i| &all[i]).collect()
+            let steps: Vec<u64> = all.iter().map(|c| c.step).collect();
+            spread_by_step(&steps, points).into_iter().map(|i| all[i].clone()).collect()
         }
         Selection::Every(every) => {
             let every = every.max(1);
-            all.iter().enumerate().filter(|(i, _)| i % every == 0 || *i == all.len() - 1).map(|(_, c)| c).collect()
+            let newest = all.len() - 1;
+            all.into_iter().enumerate().filter(|(i, _)| i % every == 0 || *i == newest).map(|(_, c)| c).collect()
         }
     };
-    let folder = run.join("arena");
-    std::fs::create_dir_all(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
+    rate(&chosen, &run.join("arena"), options, progress)
+}
+
+/// [`rate_run`] for a lineage's generations ([`generations`]), every one,
+/// the results in the models folder's `arena/`.
+pub fn rate_lineage(models: &Path, options: &RatingOptions, progress: &mut dyn FnMut(&str)) -> Result<Vec<Rating>> {
+    rate(&generations(models)?, &models.join("arena"), options, progress)
+}
+
+/// Plays the missing matches among `chosen`, then fits the ratings and
+/// writes them, and their plot, into `folder`.
+fn rate(
+    chosen: &[Rated],
+    folder: &Path,
+    options: &RatingOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Rating>> {
+    std::fs::create_dir_all(folder).with_context(|| format!("cannot create {}", folder.display()))?;
     let matches_path = folder.join("matches.jsonl");
     let mut matches = read_matches(&matches_path)?;
     let budget = options.budget.to_string();
 
-    // Players of the fit: the anchors first (the first one is the 0), then the checkpoints.
+    // Players of the fit: the anchors first (the first one is the 0), then the models.
     let names: Vec<String> =
-        options.anchors.iter().map(PlayerSpec::name).chain(chosen.iter().map(|c| c.0.clone())).collect();
-    for (i, (a_name, _, a_path)) in chosen.iter().enumerate() {
-        let a = PlayerSpec::network(a_path.clone(), options.budget, None);
+        options.anchors.iter().map(PlayerSpec::name).chain(chosen.iter().map(|c| c.name.clone())).collect();
+    for (i, rated) in chosen.iter().enumerate() {
+        let a = PlayerSpec::network(rated.path.clone(), options.budget, None);
         let earlier = chosen[i.saturating_sub(options.opponents)..i].iter().rev();
         let opponents = earlier
-            .map(|(name, _, path)| (name.clone(), PlayerSpec::network(path.clone(), options.budget, None)))
+            .map(|c| (c.name.clone(), PlayerSpec::network(c.path.clone(), options.budget, None)))
             .chain(options.anchors.iter().map(|spec| (spec.name(), spec.clone())));
         for (b_name, b) in opponents {
-            if matches.iter().any(|m| &m.a == a_name && m.b == b_name && m.budget == budget) {
+            if matches.iter().any(|m| m.a == rated.name && m.b == b_name && m.budget == budget) {
                 continue;
             }
-            progress(&format!("{a_name} vs {b_name}"));
+            progress(&format!("{} vs {b_name}", rated.name));
             let report = play_match(&a, &b, &options.matches, &mut |_| {})?;
-            matches.push(MatchRecord { a: a_name.clone(), b: b_name, budget: budget.clone(), tally: report.tally });
+            matches.push(MatchRecord { a: rated.name.clone(), b: b_name, budget: budget.clone(), tally: report.tally });
             write_lines(&matches_path, &matches)?;
         }
     }
@@ -169,34 +245,87 @@ pub fn rate_run(run: &Path, options: &RatingOptions, progress: &mut dyn FnMut(&s
         .filter_map(|m| Some(Pairing { a: index(&m.a)?, b: index(&m.b)?, tally: m.tally }))
         .collect();
     let fitted = fit_ratings(names.len(), &pairings);
-    let steps = options.anchors.iter().map(|_| None).chain(chosen.iter().map(|c| Some(c.1)));
+    let models = options.anchors.iter().map(|_| None).chain(chosen.iter().map(Some));
     let ratings: Vec<Rating> = names
         .into_iter()
-        .zip(steps)
+        .zip(models)
         .zip(fitted)
-        .map(|((checkpoint, step), (elo, margin))| Rating { checkpoint, step, elo, margin })
+        .map(|((checkpoint, model), (elo, margin))| Rating {
+            checkpoint,
+            step: model.map(|m| m.step),
+            samples_read: model.and_then(|m| m.samples_read),
+            elo,
+            margin,
+        })
         .collect();
     write_lines(&folder.join("ratings.jsonl"), &ratings)?;
     plot_ratings(&folder.join("ratings.png"), &ratings, &budget)?;
     Ok(ratings)
 }
 
-/// Draws the checkpoints' rating against training step, with 95% error
-/// bars, and the anchors as labelled horizontal lines, as a PNG.
+/// The Elo a lineage gains per doubling of the samples its training read:
+/// the slope of its generations' ratings against log2(samples read),
+/// fitted by weighted least squares (weights 1/σ², σ = margin / 1.96), with
+/// half its 95% interval. None with fewer than two generations of finite
+/// rating at different compute. (The ratings come from one fit and are not
+/// independent; the interval treats them as if they were.)
+pub fn elo_per_doubling(ratings: &[Rating]) -> Option<(f64, f64)> {
+    let points: Vec<(f64, f64, f64)> = ratings
+        .iter()
+        .filter(|r| r.margin.is_finite() && r.margin > 0.0)
+        .filter_map(|r| Some(((r.samples_read? as f64).log2(), r.elo, (1.96 / r.margin).powi(2))))
+        .collect();
+    let total: f64 = points.iter().map(|p| p.2).sum();
+    let mean = |f: fn(&(f64, f64, f64)) -> f64| points.iter().map(|p| p.2 * f(p)).sum::<f64>() / total;
+    let (x, y) = (mean(|p| p.0), mean(|p| p.1));
+    let spread: f64 = points.iter().map(|p| p.2 * (p.0 - x).powi(2)).sum();
+    if points.len() < 2 || spread <= 0.0 {
+        return None;
+    }
+    let slope = points.iter().map(|p| p.2 * (p.0 - x) * (p.1 - y)).sum::<f64>() / spread;
+    Some((slope, 1.96 / spread.sqrt()))
+}
+
+/// Draws the models' rating with 95% error bars, and the anchors as
+/// labelled horizontal lines, as a PNG: against training step for a run's
+/// checkpoints, against the samples read (log scale) for a lineage's
+/// generations, with the Elo gained per doubling in the caption.
 pub fn plot_ratings(path: &Path, ratings: &[Rating], budget: &str) -> Result<()> {
     use plotters::prelude::*;
     use plotters::style::{register_font, FontStyle};
     // A font compiled in, so that drawing needs nothing from the system.
     let _ = register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
 
+    let lineage = ratings.iter().any(|r| r.samples_read.is_some());
+    let x_of = |r: &Rating| match lineage {
+        true => r.samples_read.map(|n| (n as f64 / 1e6).log2()),
+        false => r.step.map(|s| s as f64),
+    };
     let finite: Vec<(f64, &Rating)> =
-        ratings.iter().filter(|r| r.margin.is_finite()).filter_map(|r| Some((r.step? as f64, r))).collect();
+        ratings.iter().filter(|r| r.margin.is_finite()).filter_map(|r| Some((x_of(r)?, r))).collect();
     let anchors: Vec<&Rating> = ratings.iter().filter(|r| r.step.is_none() && r.margin.is_finite()).collect();
     let y_desc = match anchors.first() {
         Some(a) => format!("Elo ({} = 0)", a.checkpoint),
-        None => "Elo (first checkpoint = 0)".to_string(),
+        None => "Elo (first model = 0)".to_string(),
     };
-    let max_step = finite.iter().map(|r| r.0).fold(1.0, f64::max);
+    let (x_desc, caption) = match (lineage, elo_per_doubling(ratings)) {
+        (false, _) => ("training step", format!("Rating by training step ({budget} per action)")),
+        (true, slope) => (
+            "samples read by the lineage's training (millions, log scale)",
+            match slope {
+                Some((elo, margin)) => format!(
+                    "Rating by training compute ({budget} per action): {elo:+.0} ± {margin:.0} Elo per doubling"
+                ),
+                None => format!("Rating by training compute ({budget} per action)"),
+            },
+        ),
+    };
+    let (x_min, x_max) =
+        finite.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| (lo.min(r.0), hi.max(r.0)));
+    let (x_lo, x_hi) = match lineage {
+        true if x_min.is_finite() => (x_min - 0.2, x_max + 0.2),
+        _ => (0.0, x_max.max(1.0) * 1.02),
+    };
     let all = || finite.iter().map(|r| r.1).chain(anchors.iter().copied());
     let lo = all().map(|r| r.elo - r.margin).fold(0.0f64, f64::min) - 20.0;
     let hi = all().map(|r| r.elo + r.margin).fold(0.0f64, f64::max) + 20.0;
@@ -205,17 +334,20 @@ pub fn plot_ratings(path: &Path, ratings: &[Rating], budget: &str) -> Result<()>
         let root = BitMapBackend::new(&tmp, (900, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow::anyhow!("plot: {e}"))?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(format!("Rating by training step ({budget} per action)"), ("sans-serif", 22))
+            .caption(caption, ("sans-serif", 20))
             .margin(16)
             .x_label_area_size(44)
             .y_label_area_size(64)
-            .build_cartesian_2d(0.0..max_step * 1.02, lo..hi)
+            .build_cartesian_2d(x_lo..x_hi, lo..hi)
             .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
         chart
             .configure_mesh()
-            .x_desc("training step")
+            .x_desc(x_desc)
             .y_desc(y_desc)
-            .x_label_formatter(&|x| format!("{x:.0}"))
+            .x_label_formatter(&|x| match lineage {
+                true => format!("{:.2}", 2f64.powf(*x)),
+                false => format!("{x:.0}"),
+            })
             .y_label_formatter(&|y| format!("{y:.0}"))
             .light_line_style(WHITE)
             .label_style(("sans-serif", 14))
@@ -224,12 +356,12 @@ pub fn plot_ratings(path: &Path, ratings: &[Rating], budget: &str) -> Result<()>
         let grey = RGBColor(120, 120, 120);
         for anchor in &anchors {
             chart
-                .draw_series(LineSeries::new([(0.0, anchor.elo), (max_step * 1.02, anchor.elo)], grey.stroke_width(1)))
+                .draw_series(LineSeries::new([(x_lo, anchor.elo), (x_hi, anchor.elo)], grey.stroke_width(1)))
                 .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
             chart
                 .draw_series(std::iter::once(Text::new(
                     anchor.checkpoint.clone(),
-                    (max_step * 0.01, anchor.elo),
+                    (x_lo + (x_hi - x_lo) * 0.01, anchor.elo),
                     ("sans-serif", 13).into_font().color(&grey),
                 )))
                 .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
@@ -260,7 +392,34 @@ pub fn plot_ratings(path: &Path, ratings: &[Rating], budget: &str) -> Result<()>
 
 #[cfg(test)]
 mod tests {
-    use super::spread_by_step;
+    use super::{elo_per_doubling, spread_by_step, Rating};
+
+    #[test]
+    fn the_elo_per_doubling_is_the_weighted_slope_over_log_compute() {
+        let rating = |samples_read: Option<u64>, elo: f64, margin: f64| Rating {
+            checkpoint: String::new(),
+            step: Some(0),
+            samples_read,
+            elo,
+            margin,
+        };
+        let line = [
+            rating(Some(1_000_000), 0.0, 40.0),
+            rating(Some(2_000_000), 50.0, 40.0),
+            rating(Some(4_000_000), 100.0, 40.0),
+        ];
+        let (slope, margin) = elo_per_doubling(&line).unwrap();
+        assert!((slope - 50.0).abs() < 1e-9, "{slope}");
+        // Var = 1 / sum w (x - mean)^2 with w = (1.96 / 40)^2 and x = 0, 1, 2.
+        assert!((margin - 1.96 * (1.0 / (2.0 * (1.96f64 / 40.0).powi(2))).sqrt()).abs() < 1e-9, "{margin}");
+        // A wide point pulls less: the slope stays near the narrow ones'.
+        let mut bent = line.to_vec();
+        bent.push(rating(Some(8_000_000), 0.0, 400.0));
+        assert!(elo_per_doubling(&bent).unwrap().0 > 40.0);
+        let anchor = Rating { step: None, samples_read: None, ..line[0].clone() };
+        assert_eq!(elo_per_doubling(&[line[0].clone(), anchor]), None, "one generation: no slope");
+        assert_eq!(elo_per_doubling(&[rating(None, 0.0, 40.0), rating(None, 9.0, 40.0)]), None, "a run: no compute");
+    }
 
     #[test]
     fn checkpoints_are_spread_by_step_not_by_index() {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use gipf::arena::ratings::{rate_run, RatingOptions, Selection};
+use gipf::arena::ratings::{elo_per_doubling, rate_lineage, rate_run, RatingOptions, Selection};
 use gipf::arena::{play_match, MatchOptions, Sprt, SprtDecision, Tally};
 use gipf::config::Config;
 use gipf::net::parse_device;
@@ -162,6 +162,11 @@ pub struct RatingsArgs {
     /// (s3://bucket/prefix: its checkpoints are downloaded, its arena/ files read and written there).
     #[arg(long, default_value = "runs/main")]
     run: String,
+    /// Rate a lineage's generations instead: a models folder as scripts/leg.sh keeps it (reference, tip,
+    /// history/), each generation against the one before and the anchors, by the samples its training
+    /// read; results go to its arena/.
+    #[arg(long, value_name = "MODELS", conflicts_with_all = ["run", "every", "points"])]
+    lineage: Option<PathBuf>,
     /// Rate every n-th checkpoint (the first and the newest always).
     #[arg(long, default_value_t = 1)]
     every: usize,
@@ -194,6 +199,11 @@ pub fn ratings(args: RatingsArgs) -> Result<()> {
     let bar = ProgressBar::new_spinner();
     bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").expect("valid template"));
     bar.enable_steady_tick(Duration::from_millis(250));
+    if let Some(models) = &args.lineage {
+        let ratings = rate_lineage(models, &options, &mut |what| bar.set_message(what.to_string()))?;
+        bar.finish_and_clear();
+        return print_ratings(&ratings, &models.join("arena"));
+    }
     let run = RunDir::open(&args.run)?;
     const ARENA_FILES: [&str; 3] = ["matches.jsonl", "ratings.jsonl", "ratings.png"];
     if let Some(store) = &run.store {
@@ -213,15 +223,25 @@ pub fn ratings(args: RatingsArgs) -> Result<()> {
         }
     }
     bar.finish_and_clear();
-    println!("{:<16} {:>8} {:>8} {:>7}", "player", "step", "Elo", "± 95%");
-    for r in &ratings {
-        let step = r.step.map_or_else(|| "anchor".to_string(), |s| s.to_string());
-        println!("{:<16} {:>8} {:>8.0} {:>7.0}", r.checkpoint, step, r.elo, r.margin);
-    }
-    let folder = run.root.join("arena");
-    println!("wrote {} and {}", folder.join("ratings.jsonl").display(), folder.join("ratings.png").display());
+    print_ratings(&ratings, &run.root.join("arena"))?;
     if let Some(store) = &run.store {
         println!("and {}", ARENA_FILES.map(|name| store.url(&format!("arena/{name}"))).join(", "));
     }
+    Ok(())
+}
+
+/// The ratings as a table (a lineage's with the samples read and the Elo
+/// per doubling of them), and where they were written.
+fn print_ratings(ratings: &[gipf::arena::ratings::Rating], folder: &std::path::Path) -> Result<()> {
+    println!("{:<24} {:>8} {:>12} {:>8} {:>7}", "player", "step", "samples read", "Elo", "± 95%");
+    for r in ratings {
+        let step = r.step.map_or_else(|| "anchor".to_string(), |s| s.to_string());
+        let read = r.samples_read.map_or_else(String::new, |n| format!("{:.2} M", n as f64 / 1e6));
+        println!("{:<24} {:>8} {:>12} {:>8.0} {:>7.0}", r.checkpoint, step, read, r.elo, r.margin);
+    }
+    if let Some((elo, margin)) = elo_per_doubling(ratings) {
+        println!("Elo per doubling of the samples read: {elo:+.0} ± {margin:.0} (95%)");
+    }
+    println!("wrote {} and {}", folder.join("ratings.jsonl").display(), folder.join("ratings.png").display());
     Ok(())
 }
