@@ -115,19 +115,23 @@ fn checkpoints(models: &Path) -> Result<Vec<Rated>> {
 /// (`reference`, `tip`, older generations in `history/`), in the order of
 /// the samples their whole training read; the same weights under two names
 /// are one. Each is named by its step and the start of its weights' sha256,
-/// which stay its own when `reference` or `tip` moves on. A model whose
-/// description has no lineage is an error naming it.
+/// which stay its own when `reference` or `tip` moves on. A description
+/// without a lineage (written before lineages were recorded, by a run from
+/// zero) counts its own samples read; one without either is an error
+/// naming it.
 pub fn generations(models: &Path) -> Result<Vec<Rated>> {
     let named = ["reference", "tip"].map(|name| models.join(format!("{name}.safetensors")));
     let files = named.into_iter().filter(|p| p.is_file()).chain(weights_files(&models.join("history"))?);
     let mut found: Vec<Rated> = Vec::new();
     for path in files {
         let meta = read_meta(&path)?;
-        let lineage = meta.lineage.with_context(|| format!("{}: its description has no lineage", path.display()))?;
+        let samples_read = match meta.lineage {
+            Some(lineage) => lineage.inherited.plus(&lineage.run).samples_read,
+            None => meta.samples_read.with_context(|| format!("{}: no samples read recorded", path.display()))?,
+        };
         let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
         let name = format!("step-{}-{}", meta.step, &sha256_hex(&bytes)[..8]);
         if found.iter().all(|g| g.name != name) {
-            let samples_read = lineage.inherited.plus(&lineage.run).samples_read;
             found.push(Rated { name, step: meta.step, samples_read: Some(samples_read), path });
         }
     }
