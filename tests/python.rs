@@ -49,7 +49,7 @@ fn python_samples_equal_the_trainers_on_a_real_shard() {
     let options =
         PlayOptions { games: Some(3), seed: 5, ..PlayOptions::new(config.clone(), games, ModelSource::Fresh, "py") };
     play(options).unwrap();
-    let mut window = Window::new(&config);
+    let mut window = Window::new(config.train.targets(), config.game.variant);
     window.load_new(&dir.path().join("games"), |_| 1_000_000).unwrap();
     assert!(window.len() > 20, "{} samples", window.len());
     let reference = dir.path().join("reference");
@@ -88,7 +88,7 @@ fn a_shard_written_from_python_is_read_by_the_trainer() {
     let read = gipf::shards::read_all(&games).unwrap();
     assert_eq!(read.len(), 2);
     let config = Config::parse(include_str!("../configs/tiny.toml")).unwrap();
-    let mut window = Window::new(&config);
+    let mut window = Window::new(config.train.targets(), config.game.variant);
     let report = window.load_new(&games, |_| 1_000_000).unwrap();
     assert_eq!((report.games, report.skipped.len()), (2, 0), "{report:?}");
     assert!(window.len() >= read.iter().map(|g| g.samples.len()).sum::<usize>());

@@ -141,7 +141,7 @@ pub fn play(options: PlayOptions) -> Result<PlayReport> {
     let start = Instant::now();
     let elapsed = |probe: &RawProbe| start.elapsed().as_secs_f64() - probe.paused;
     while generator.active() > 0 && !stopping(&options, elapsed(&probe)) {
-        probe.measure(&follower.network, &generator.stats, &options.config);
+        probe.measure(&follower.network, &generator.stats, options.config.game.variant);
         let forward: &mut dyn Forward = if options.constant_network { &mut constant } else { &mut follower.network };
         let finished = generator
             .step(forward, &pool, &follower.name)
@@ -328,14 +328,14 @@ impl RawProbe {
         RawProbe { enabled, input: None, positions: 0, seconds: 0.0, last: Instant::now(), paused: 0.0 }
     }
 
-    fn measure(&mut self, network: &Network, stats: &Stats, config: &Config) {
+    fn measure(&mut self, network: &Network, stats: &Stats, variant: crate::rules::Variant) {
         if !self.enabled || stats.batches == 0 || self.last.elapsed() < Duration::from_secs(2) {
             return;
         }
         let start = Instant::now();
         let (input, batch) = self.input.get_or_insert_with(|| {
             let batch = (stats.evaluations as f64 / stats.batches as f64).round().max(1.0) as usize;
-            (crate::bench::forward_input(config.game.variant, batch), batch)
+            (crate::bench::forward_input(variant, batch), batch)
         });
         let (positions, seconds) = crate::bench::time_forward(network, input, *batch, Duration::from_millis(200));
         self.positions += positions;

@@ -58,7 +58,7 @@ pub fn train_steps(
     let config = trainer.config.clone();
     // LibTorch keeps this per thread; `gipf loop` may play on this one in turn.
     tch::set_num_threads(config.train.torch_threads);
-    let report = window.load(games, |total| window_size(&config, total))?;
+    let report = window.load(games, |total| window_size(&config.train, total))?;
     logs.games(trainer.step, &report, window.total_games, window.total_files);
     trainer.samples_read = window.total_samples;
     trainer.games_read = window.read();

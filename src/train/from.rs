@@ -44,7 +44,8 @@ impl Trainer {
             weights.display(),
             config.game.variant
         );
-        check_shape(&meta, config, weights).context("to continue from it, give the config its network shape")?;
+        check_shape(&meta, &config.network, weights)
+            .context("to continue from it, give the config its network shape")?;
         let mut trainer = match weights.with_extension("optim").is_file() {
             true => Trainer::load(config, weights, device)?,
             false => Trainer::with_network(config, Network::load(weights, &config.network, device)?),

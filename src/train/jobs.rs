@@ -17,7 +17,7 @@ use super::GamesSource;
 use super::{train_steps, Logs, ParentModel, RunDir, Trainer, Wait};
 use crate::arena;
 use crate::checkpoint::{newest_checkpoint, prune, read_meta};
-use crate::config::Config;
+use crate::config::{Config, TrainConfig};
 use crate::lease::Lease;
 use crate::model_source::ModelSource;
 use crate::selfplay::{self, PlayOptions};
@@ -97,12 +97,11 @@ struct Publisher {
 impl Publisher {
     /// Publishes the checkpoint when it is due (or `force`); an error only
     /// when the lease was lost.
-    fn publish(&mut self, run: &RunDir, config: &Config, force: bool) -> Result<()> {
+    fn publish(&mut self, run: &RunDir, t: &TrainConfig, force: bool) -> Result<()> {
         if let Some(lease) = &self.lease {
             lease.check()?;
         }
         let (Some(store), Some((path, step))) = (&run.store, &self.checkpoint) else { return Ok(()) };
-        let t = &config.train;
         if !force && self.published_step.is_some_and(|last| *step < last + t.steps_per_generation) {
             return Ok(());
         }
@@ -127,12 +126,12 @@ impl Publisher {
 
     /// Publishes the newest checkpoint before the trainer ends (each failure
     /// is a warning; the wait doubles up to a minute).
-    fn publish_last(&mut self, run: &RunDir, config: &Config) -> Result<()> {
+    fn publish_last(&mut self, run: &RunDir, t: &TrainConfig) -> Result<()> {
         let mut backoff = crate::store::Backoff::default();
-        self.publish(run, config, true)?;
+        self.publish(run, t, true)?;
         while self.checkpoint.is_some() {
             backoff.sleep();
-            self.publish(run, config, true)?;
+            self.publish(run, t, true)?;
         }
         Ok(())
     }
@@ -144,7 +143,7 @@ fn save(trainer: &Trainer, run: &RunDir, publisher: &mut Publisher) -> Result<Pa
     let path = trainer.save(&run.models())?;
     if run.store.is_some() {
         publisher.checkpoint = Some((path.clone(), trainer.step));
-        publisher.publish(run, &trainer.config, false)?;
+        publisher.publish(run, &trainer.config.train, false)?;
     }
     let t = &trainer.config.train;
     let removed = prune(&run.models(), t.keep_last, t.keep_every_steps)?;
@@ -222,14 +221,14 @@ fn train_beside_self_play(
             }
             std::thread::sleep(POLL);
             idle += POLL;
-            publisher.publish(run, config, false)?;
+            publisher.publish(run, &config.train, false)?;
         }
     }
     bar.finish();
     if crate::stop::requested() {
         tracing::info!(step = trainer.step, "training stopped: its steps are saved");
     }
-    publisher.publish_last(run, config)
+    publisher.publish_last(run, &config.train)
 }
 
 /// Where the loop's self-play writes its games: the games folder, or with a
@@ -314,7 +313,7 @@ pub fn training_loop(config: &Config, run: &RunDir, how: &Start, generations: Op
             }
         }
     }
-    publisher.publish_last(run, config)
+    publisher.publish_last(run, &config.train)
 }
 
 /// Plays the new checkpoint `path` (of `step`) against the best so far,

@@ -33,9 +33,9 @@ use crate::checkpoint::{
     self, checkpoints_newest_first, read_meta, read_optimizer_state, CheckpointMeta, Compute, Incompatible, Lineage,
     WeightsToWrite, CHECKPOINT_FORMAT, TRAINED,
 };
-use crate::config::Config;
+use crate::config::{Config, TrainConfig};
 use crate::encoding::ENCODING_VERSION;
-use crate::net::{machine_name, Network};
+use crate::net::{machine_name, NetConfig, Network, Precision};
 use crate::weights::is_damaged;
 pub use driver::{train_steps, Trained, Wait};
 pub use from::ParentModel;
@@ -86,7 +86,7 @@ impl Trainer {
         let momentum = network.trainable().into_iter().map(|(name, var)| (name, var.zeros_like())).collect();
         let average = (config.train.average_half_life > 0).then(|| copy_weights(&network));
         Trainer {
-            half: bf16_step_copy(&network, config),
+            half: bf16_step_copy(&network, config.train.precision),
             network,
             momentum,
             average,
@@ -135,7 +135,7 @@ impl Trainer {
     /// Loads a checkpoint from its weights file (the `.json` and `.optim` beside it too).
     pub fn load(config: &Config, weights: &Path, device: Device) -> Result<Trainer> {
         let meta = read_meta(weights)?;
-        check_shape(&meta, config, weights)?;
+        check_shape(&meta, &config.network, weights)?;
         let network = Network::load(weights, &config.network, device)?;
         // The published weights, before the trained ones replace them.
         let average = (config.train.average_half_life > 0).then(|| copy_weights(&network));
@@ -151,7 +151,7 @@ impl Trainer {
             });
         }
         Ok(Trainer {
-            half: bf16_step_copy(&network, config),
+            half: bf16_step_copy(&network, config.train.precision),
             network,
             momentum,
             average,
@@ -188,7 +188,8 @@ impl Trainer {
 
     /// A window that continues where this trainer's checkpoint left off.
     pub fn window(&self) -> Window {
-        Window::resume(&self.config, self.samples_read, self.games_read.clone())
+        let c = &self.config;
+        Window::new(c.train.targets(), c.game.variant).resumed(self.samples_read, self.games_read.clone())
     }
 
     /// Writes a checkpoint for the current step; returns the weights' path.
@@ -358,15 +359,15 @@ impl Trainer {
 
 /// A checkpoint's network shape against the config's: another shape is
 /// [`Incompatible`].
-fn check_shape(meta: &CheckpointMeta, config: &Config, weights: &Path) -> Result<()> {
-    if meta.network == config.network {
+fn check_shape(meta: &CheckpointMeta, network: &NetConfig, weights: &Path) -> Result<()> {
+    if meta.network == *network {
         return Ok(());
     }
     let why = format!(
         "{}: network {:?} differs from the config's {:?}",
         weights.with_extension("json").display(),
         meta.network,
-        config.network
+        network
     );
     Err(Incompatible(why).into())
 }
@@ -410,8 +411,8 @@ fn copy_weights(network: &Network) -> BTreeMap<String, Tensor> {
 
 /// The copy of `network` that runs the training steps in bf16, when
 /// `train.precision` asks for it on this device.
-fn bf16_step_copy(network: &Network, config: &Config) -> Option<Network> {
-    match config.train.precision.kind(network.device()) {
+fn bf16_step_copy(network: &Network, precision: Precision) -> Option<Network> {
+    match precision.kind(network.device()) {
         Kind::BFloat16 => Some(network.half_copy(Kind::BFloat16)),
         Kind::Half => {
             tracing::warn!("train.precision = fp16 trains in fp32 (it would need loss scaling)");
@@ -470,7 +471,6 @@ fn keep_statistics_if(finite: &Tensor, statistics: Vec<(Tensor, Tensor)>) {
 }
 
 /// The window size for `total` samples seen: a fraction of them, within bounds.
-pub fn window_size(config: &Config, total: u64) -> usize {
-    let t = &config.train;
+pub fn window_size(t: &TrainConfig, total: u64) -> usize {
     ((total as f64 * t.window_fraction) as usize).clamp(t.window_min, t.window_max)
 }

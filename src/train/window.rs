@@ -120,20 +120,20 @@ pub struct Batch {
 }
 
 impl Window {
-    /// An empty window for training with `config`.
-    pub fn new(config: &crate::config::Config) -> Window {
-        Window { targets: config.train.targets(), variant: Some(config.game.variant), ..Window::default() }
+    /// An empty window of samples with `targets` from games of `variant`.
+    pub fn new(targets: Targets, variant: crate::rules::Variant) -> Window {
+        Window { targets, variant: Some(variant), ..Window::default() }
     }
 
-    /// A window that continues a trainer's count: `samples_read` samples were
+    /// This window continuing a trainer's count: `samples_read` samples were
     /// read from the files that `read` describes (as a checkpoint records it).
-    pub fn resume(config: &crate::config::Config, samples_read: u64, read: GamesRead) -> Window {
+    pub fn resumed(self, samples_read: u64, read: GamesRead) -> Window {
         Window {
             total_samples: samples_read,
             progress: GamesRead { recent: Vec::new(), ..read.clone() },
             counted_recent: read.recent.iter().cloned().collect(),
             counted: read,
-            ..Window::new(config)
+            ..self
         }
     }
 
@@ -390,6 +390,12 @@ mod tests {
         writer.flush().unwrap();
     }
 
+    /// An empty window for the tiny configuration's games.
+    fn window() -> Window {
+        let config = tiny();
+        Window::new(config.train.targets(), config.game.variant)
+    }
+
     /// [`play_with`] the tiny configuration.
     fn play(out: &Path, n: u64, seed: u64, worker: &str) {
         play_with(tiny(), out, n, seed, worker);
@@ -429,9 +435,9 @@ mod tests {
         }
         let files = shards::list(dir.path()).unwrap();
         assert_eq!(files.len(), 3);
-        let mut full = Window::new(&tiny());
+        let mut full = window();
         full.load_new(dir.path(), |_| 100_000).unwrap();
-        let mut first_two = Window::new(&tiny());
+        let mut first_two = window();
         let only = tempfile::tempdir().unwrap();
         for file in &files[..2] {
             std::fs::copy(&file.path, only.path().join(&file.name)).unwrap();
@@ -442,7 +448,7 @@ mod tests {
 
         // Resumed after the first two files, with room for a little more than the third.
         assert_eq!(first_two.read().cursor.as_ref(), Some(&files[1].name));
-        let mut resumed = Window::resume(&tiny(), counted, first_two.read());
+        let mut resumed = window().resumed(counted, first_two.read());
         let room = newest_samples as usize + 1;
         let report = resumed.load_new(dir.path(), |_| room).unwrap();
         assert_eq!(
@@ -471,18 +477,18 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let files = shards::list(dir.path()).unwrap();
-        let mut full = Window::new(&tiny());
+        let mut full = window();
         full.load_new(dir.path(), |_| 100_000).unwrap();
         // The checkpoint's trainer read the first and the third; the second came later.
         let early = tempfile::tempdir().unwrap();
         for file in [&files[0], &files[2]] {
             std::fs::copy(&file.path, early.path().join(&file.name)).unwrap();
         }
-        let mut before = Window::new(&tiny());
+        let mut before = window();
         before.load_new(early.path(), |_| 100_000).unwrap();
         assert_eq!(before.read().recent, [files[0].name.clone(), files[2].name.clone()]);
 
-        let mut resumed = Window::resume(&tiny(), before.total_samples, before.read());
+        let mut resumed = window().resumed(before.total_samples, before.read());
         let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
         assert_eq!(resumed.total_samples, full.total_samples, "the late file's samples counted, the others not again");
         assert_eq!(report.files, 3);
@@ -498,7 +504,7 @@ mod tests {
         for seed in [1, 2] {
             play(dir.path(), 1, seed, &format!("w{seed}"));
         }
-        let mut full = Window::new(&tiny());
+        let mut full = window();
         full.load_new(dir.path(), |_| 100_000).unwrap();
         // The checkpoint's trainer read w1's shard; w2's, finished an hour
         // before it, arrives after the checkpoint.
@@ -506,17 +512,17 @@ mod tests {
         let (read, late) = if files[0].name.contains("-w1-") { (&files[0], &files[1]) } else { (&files[1], &files[0]) };
         let early = tempfile::tempdir().unwrap();
         std::fs::copy(&read.path, early.path().join(&read.name)).unwrap();
-        let mut before = Window::new(&tiny());
+        let mut before = window();
         before.load_new(early.path(), |_| 100_000).unwrap();
         let finished: u64 = late.name["shard-".len().."shard-".len() + 13].parse().unwrap();
         let hour_late = late.name.replacen(&format!("{finished:013}"), &format!("{:013}", finished - 3_600_000), 1);
         std::fs::rename(&late.path, dir.path().join(&hour_late)).unwrap();
 
-        let mut resumed = Window::resume(&tiny(), before.total_samples, before.read());
+        let mut resumed = window().resumed(before.total_samples, before.read());
         let report = resumed.load_new(dir.path(), |_| 100_000).unwrap();
         assert_eq!(resumed.total_samples, full.total_samples, "the late file's samples counted, the other's not again");
         let cursor_only = GamesRead { newest_by_worker: Default::default(), ..before.read() };
-        let mut by_cursor = Window::resume(&tiny(), before.total_samples, cursor_only);
+        let mut by_cursor = window().resumed(before.total_samples, cursor_only);
         by_cursor.load_new(dir.path(), |_| 100_000).unwrap();
         assert!(by_cursor.total_samples < full.total_samples, "a cursor alone takes the late file as read");
         assert_eq!(report.files, 2);
@@ -532,10 +538,10 @@ mod tests {
             play(dir.path(), 2, seed, &format!("w{seed}"));
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        let mut before = Window::new(&tiny());
+        let mut before = window();
         before.load_new(dir.path(), |_| 100_000).unwrap();
 
-        let mut resumed = Window::resume(&tiny(), before.total_samples, before.read());
+        let mut resumed = window().resumed(before.total_samples, before.read());
         let empty = tempfile::tempdir().unwrap();
         resumed.load_new(empty.path(), |_| 100_000).unwrap();
         assert!(resumed.is_empty());
@@ -553,7 +559,7 @@ mod tests {
         let mut basic = tiny();
         basic.game.variant = crate::rules::Variant::Basic;
         play_with(basic, dir.path(), 2, 3, "b");
-        let mut window = Window::new(&tiny());
+        let mut window = window();
         let report = window.load_new(dir.path(), |_| 100_000).unwrap();
         assert!(window.is_empty(), "{} samples of basic games in a standard window", window.len());
         assert_eq!(report.skipped.len(), 2, "{:?}", report.skipped);
@@ -576,7 +582,7 @@ mod tests {
         shards::sort(&mut shards);
         let killer = shards.first().unwrap().name.clone();
         std::fs::write(dir.path().join(".reading"), format!(r#"{{"file": "{killer}", "tries": 2}}"#)).unwrap();
-        let mut window = Window::new(&tiny());
+        let mut window = window();
         let report = window.load_new(dir.path(), |_| 100_000).unwrap();
         assert_eq!(report.skipped.len(), 1, "{:?}", report.skipped);
         assert!(report.skipped[0].1.contains("its reader stopped while reading it, twice"), "{:?}", report.skipped);

@@ -71,8 +71,8 @@ fn run_args(args: Args) -> Result<()> {
 
 fn bench(config: &Config, run_dir: &RunDir, device: tch::Device, seconds: f64) -> Result<()> {
     anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--bench must be a positive number of seconds");
-    let mut window = Window::new(config);
-    window.load_new(&run_dir.games(), |total| window_size(config, total))?;
+    let mut window = Window::new(config.train.targets(), config.game.variant);
+    window.load_new(&run_dir.games(), |total| window_size(&config.train, total))?;
     anyhow::ensure!(
         !window.is_empty(),
         "no games in {} to measure with: run self-play first",

@@ -133,7 +133,8 @@ fn two_workers_and_a_trainer_share_a_bucket() {
     // for the room left, and passes over the rest without downloading them.
     let late_samples = samples_in(&bytes);
     let read = GamesRead { cursor: Some(newest.clone()), recent: stored.clone(), ..GamesRead::default() };
-    let mut window = Window::resume(&tiny(), 0, read);
+    let config = tiny();
+    let mut window = Window::new(config.train.targets(), config.game.variant).resumed(0, read);
     let fresh = cache.path().join("fresh");
     std::fs::create_dir(&fresh).unwrap();
     let report = window.load(GamesSource { dir: &fresh, feed: Some(&feed) }, |_| late_samples + 1).unwrap();

@@ -103,15 +103,15 @@ fn window(dir: &std::path::Path, config: &std::path::Path, generate: Option<u64>
     let positions = summary["positions"].as_u64().context("a position count")?;
     let files = gipf::shards::list(dir)?;
     let mut window = match fresh {
-        true => Window::new(&config),
+        true => Window::new(config.train.targets(), config.game.variant),
         false => {
             let read = GamesRead { cursor: files.last().map(|f| f.name.clone()), ..GamesRead::default() };
-            Window::resume(&config, positions, read)
+            Window::new(config.train.targets(), config.game.variant).resumed(positions, read)
         }
     };
     let (rss_before, _) = memory_bytes().unwrap_or_default();
     let start = Instant::now();
-    let report = window.load_new(dir, |total| window_size(&config, total))?;
+    let report = window.load_new(dir, |total| window_size(&config.train, total))?;
     let seconds = start.elapsed().as_secs_f64();
     let (rss, peak) = memory_bytes().unwrap_or_default();
     let bytes = window.memory_bytes();
