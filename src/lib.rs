@@ -2,8 +2,8 @@
 //! core (`gipf-core`: `bounds`, `rules`, `encoding`, `games`, `samples`, `search`,
 //! the baseline players), re-exported here. Modules in dependency order (each uses only those
 //! before it): the core ← `net` ← `config`, `durable`, `weights`,
-//! `stop` ← `shards`, `checkpoint` ← `store`,
-//! `progress`, `export` ← `lease`, `model_source`, `serve` ← `players` ←
+//! `stop` ← `shards` ← `store` ← `checkpoint`, `lease` ←
+//! `progress`, `export`, `model_source` ← `serve`, `players` ←
 //! `review`, `tune`, `bench` ← `engine`, `arena`, `selfplay` ←
 //! `train` (`tests/layers.rs` checks it).
 

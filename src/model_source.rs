@@ -10,7 +10,8 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use crate::checkpoint::{best_checkpoint, newest_checkpoint, prune};
-use crate::store::{is_url, local_cache, Latest, Store};
+use crate::checkpoint::{fetch_checkpoint, Latest};
+use crate::store::{is_url, local_cache, Store};
 
 /// The weights file a model's name stands for: `reference` (the model
 /// built into the program), a checkpoint's weights file, a models folder
@@ -18,7 +19,7 @@ use crate::store::{is_url, local_cache, Latest, Store};
 /// store (downloaded).
 pub fn weights_named(name: &str) -> Result<PathBuf> {
     let weights = match is_url(name) {
-        true => crate::store::fetch_checkpoint(name)?,
+        true => fetch_checkpoint(name)?,
         false if name == crate::checkpoint::REFERENCE => crate::checkpoint::reference_checkpoint()?,
         false if Path::new(name).is_dir() => {
             let chosen =

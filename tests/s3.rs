@@ -184,12 +184,12 @@ fn sha256(bytes: &[u8]) -> String {
 
 /// Stores `files` under `models` with a `latest.json` naming them (the
 /// weights as given), as a trainer (or whoever holds the credentials) would.
-fn publish(models: &gipf::store::Store, files: &[(&str, &[u8])], weights: &str) -> gipf::store::Latest {
+fn publish(models: &gipf::store::Store, files: &[(&str, &[u8])], weights: &str) -> gipf::checkpoint::Latest {
     let sha256 = files.iter().map(|(name, bytes)| (name.to_string(), sha256(bytes))).collect();
     for (name, bytes) in files {
         models.put(name, bytes.to_vec()).unwrap();
     }
-    let latest = gipf::store::Latest { step: 1, weights: weights.into(), sha256 };
+    let latest = gipf::checkpoint::Latest { step: 1, weights: weights.into(), sha256 };
     models.put("latest.json", serde_json::to_vec(&latest).unwrap()).unwrap();
     latest
 }
@@ -210,7 +210,7 @@ fn latest_json_reaches_no_file_outside_the_cache_and_stale_weights_are_replaced(
         // even hold such objects: the names are refused before any download.
         let named = |weights: &str| {
             let sha256 = [(hostile.clone(), sha256(b"x")), ("step-00000001.safetensors".into(), sha256(b"w"))];
-            gipf::store::Latest { step: 1, weights: weights.into(), sha256: sha256.into_iter().collect() }
+            gipf::checkpoint::Latest { step: 1, weights: weights.into(), sha256: sha256.into_iter().collect() }
         };
         for latest in [named(&hostile), named("step-00000001.safetensors")] {
             let err = format!("{:#}", models.download_checkpoint("", &latest, &cache, false).unwrap_err());

@@ -6,11 +6,13 @@
 //! folder, and the reference model built into the program; `files`, the
 //! names of the files and the retention rule (no I/O); `write`, writing a
 //! checkpoint (every part under a temporary name before any is published)
-//! and reading its optimizer state. A run in an object store moves these
-//! same files (`store`); `model_source` picks which checkpoint a player
-//! plays; `weights` checks any weights file read.
+//! and reading its optimizer state; `remote`, the same files in an object
+//! store with `latest.json` naming the newest (publishing, pruning,
+//! downloading). `model_source` picks which checkpoint a player plays;
+//! `weights` checks any weights file read.
 
 pub mod files;
+mod remote;
 mod write;
 
 use std::collections::BTreeMap;
@@ -26,6 +28,7 @@ use crate::rules::Variant;
 use crate::weights::Damaged;
 use files::{check_file_name, step_of, Retention};
 
+pub use remote::{fetch_checkpoint, Latest, LATEST_FILE};
 pub use write::{read_optimizer_state, set_aside, write, OptimizerState, WeightsToWrite, TRAINED};
 
 /// Changes whenever the checkpoint description's fields change (the test

@@ -45,7 +45,7 @@ impl fmt::Display for Budget {
 /// `reference` (the reference model shipped with the program), or
 /// a checkpoint's weights file (or a models folder, for its best checkpoint
 /// or else its newest; or its URL in an object store, or a store's models
-/// folder for its newest: see [`crate::store::fetch_checkpoint`]),
+/// folder for its newest: see [`crate::checkpoint::fetch_checkpoint`]),
 /// optionally with its own budget after `@`:
 /// `models/step-00001000.safetensors@200` (simulations) or `...@500ms`
 /// (time per action), then after commas whether it keeps its tree between

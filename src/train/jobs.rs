@@ -16,12 +16,13 @@ use tch::Device;
 use super::GamesSource;
 use super::{train_steps, Logs, ParentModel, RunDir, Trainer, Wait};
 use crate::arena;
+use crate::checkpoint::LATEST_FILE;
 use crate::checkpoint::{newest_checkpoint, prune, read_meta};
 use crate::config::{Config, TrainConfig};
 use crate::lease::Lease;
 use crate::model_source::ModelSource;
 use crate::selfplay::{self, PlayOptions};
-use crate::store::{Store, Superseded, LATEST_FILE};
+use crate::store::{Store, Superseded};
 
 /// The seed of one self-play stream (a generation, or a worker): mixed with
 /// the clock, so that no two streams play the same games, across

@@ -50,7 +50,7 @@ const EXPORT_ONNX: &str = include_str!("../../../scripts/export_onnx.py");
 
 pub fn run(args: Args) -> Result<()> {
     let checkpoint = match gipf::store::is_url(&args.checkpoint) {
-        true => gipf::store::fetch_checkpoint(&args.checkpoint)?,
+        true => gipf::checkpoint::fetch_checkpoint(&args.checkpoint)?,
         false => PathBuf::from(&args.checkpoint),
     };
     for path in export(&checkpoint, &args.out)? {

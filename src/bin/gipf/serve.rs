@@ -43,7 +43,7 @@ pub struct Args {
 fn checkpoint(model: Option<&str>) -> Result<PathBuf> {
     Ok(match model {
         None => reference_checkpoint()?,
-        Some(url) if gipf::store::is_url(url) => gipf::store::fetch_checkpoint(url)?,
+        Some(url) if gipf::store::is_url(url) => gipf::checkpoint::fetch_checkpoint(url)?,
         Some(dir) if Path::new(dir).is_dir() => {
             ModelSource::Folder(dir.into()).current()?.with_context(|| format!("no checkpoint in {dir} yet"))?
         }
