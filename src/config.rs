@@ -96,6 +96,11 @@ pub struct TrainConfig {
     pub lr_drop_every: u64,
     pub lr_drop_factor: f64,
     pub lr_drop_after_hours: f64,
+    /// A run started from a smaller network (`gipf loop --from`: fewer
+    /// blocks, channels or value hidden units, the same options) grows it
+    /// to `[network]`'s shape, its function kept (see `net::grow`);
+    /// without it another shape is an error.
+    pub grow_network: bool,
     pub momentum: f64,
     pub weight_decay: f64,
     pub value_loss_weight: f64,

@@ -14,6 +14,7 @@ use crate::encoding::{GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES};
 use crate::search::Forward;
 
 mod folded;
+mod grow;
 use folded::FoldedNet;
 
 /// The shape of the network (what a checkpoint records with its weights).

@@ -2,7 +2,8 @@
 //! checkpoint's weights, and its optimizer state where its files hold one;
 //! its checkpoints name that model as their parent and carry its compute
 //! forward ([`Lineage`]). The run's own counters (steps, samples, games
-//! read) start at zero, as its games folder does.
+//! read) start at zero, as its games folder does. With `train.grow_network`
+//! a smaller parent grows into the config's network (no momentum then).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -44,11 +45,19 @@ impl Trainer {
             weights.display(),
             config.game.variant
         );
-        check_shape(&meta, &config.network, weights)
-            .context("to continue from it, give the config its network shape")?;
-        let mut trainer = match weights.with_extension("optim").is_file() {
-            true => Trainer::load(config, weights, device)?,
-            false => Trainer::with_network(config, Network::load(weights, &config.network, device)?),
+        let mut trainer = match check_shape(&meta, &config.network, weights) {
+            Ok(()) if weights.with_extension("optim").is_file() => Trainer::load(config, weights, device)?,
+            Ok(()) => Trainer::with_network(config, Network::load(weights, &config.network, device)?),
+            Err(_) if config.train.grow_network => {
+                let parent = Network::load(weights, &meta.network, device)?;
+                let grown = Network::grown(&parent, &config.network, device, 1)
+                    .with_context(|| format!("{}: cannot grow it into the config's network", weights.display()))?;
+                tracing::info!(from = ?meta.network, to = ?config.network, "the parent's network grown, its function kept");
+                Trainer::with_network(config, grown)
+            }
+            Err(e) => return Err(e).context(
+                "to continue from it, give the config its network shape (or, for a larger one, set train.grow_network)",
+            ),
         };
         let sha256 = sha256_of(weights)?;
         trainer.step = 0;

@@ -103,10 +103,43 @@ fn a_parent_of_another_shape_or_variant_is_refused() {
     let Err(err) = Trainer::from_parent(&wider, &parent(&weights), Device::Cpu) else { panic!("started") };
     let err = format!("{err:#}");
     assert!(err.contains("give the config its network shape") && err.contains("differs from the config's"), "{err}");
+    assert!(err.contains("train.grow_network"), "{err}");
     let mut basic = tiny();
     basic.game.variant = gipf::rules::Variant::Basic;
     let Err(err) = Trainer::from_parent(&basic, &parent(&weights), Device::Cpu) else { panic!("started") };
     assert!(format!("{err:#}").contains("it plays the standard variant and the config the basic"), "{err:#}");
+}
+
+/// With `train.grow_network`, a smaller parent grows into the config's
+/// network: it plays as the parent did, its lineage names the parent, and it
+/// trains; a smaller config than the parent is still refused.
+#[test]
+fn a_smaller_parent_grows_into_the_configs_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let weights = trained_parent(&dir.path().join("parent"), 3);
+    let mut larger = tiny();
+    larger.train.grow_network = true;
+    (larger.network.blocks, larger.network.channels) = (tiny().network.blocks + 1, tiny().network.channels * 2);
+    let mut child = Trainer::from_parent(&larger, &parent(&weights), Device::Cpu).unwrap();
+    assert_eq!(child.network.config, larger.network);
+    assert_eq!(child.lineage.parent.as_ref().unwrap().step, 3);
+    let parent_network = gipf::net::Network::load(&weights, &tiny().network, Device::Cpu).unwrap();
+    let input = vec![0.5f32; gipf::encoding::INPUT_SIZE * 3];
+    let ((a_logits, a_values), (b_logits, b_values)) =
+        (parent_network.infer(&input, 3), child.network.infer(&input, 3));
+    let gap = a_logits.iter().chain(&a_values).zip(b_logits.iter().chain(&b_values)).map(|(a, b)| (a - b).abs());
+    assert!(gap.fold(0.0f32, f32::max) < 1e-4, "the grown network plays as its parent");
+    let games = games(2);
+    let window = window(games.path());
+    let mut rng = <rand::rngs::SmallRng as rand::SeedableRng>::seed_from_u64(1);
+    child.train_step(&window.batch(16, &mut rng)).unwrap();
+    let saved = child.save(&dir.path().join("child")).unwrap();
+    assert_eq!(read_meta(&saved).unwrap().network, larger.network);
+
+    let mut smaller = tiny();
+    (smaller.train.grow_network, smaller.network.value_hidden) = (true, tiny().network.value_hidden / 2);
+    let Err(err) = Trainer::from_parent(&smaller, &parent(&weights), Device::Cpu) else { panic!("shrunk") };
+    assert!(format!("{err:#}").contains("a network grows only"), "{err:#}");
 }
 
 /// Started again with the same `--from`, a run resumes where it stopped;
