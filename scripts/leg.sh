@@ -102,10 +102,24 @@ promoted=0
 if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 50 else 1)" "$lower"; then promoted=1; fi
 
 description="${candidate%.safetensors}.json"
+# The arm: the leg's config as its differences from configs/cpu.toml.
+arm="$(python3 - "$CONFIG" <<'EOF'
+import sys, tomllib
+def flat(table, prefix=""):
+    for key, value in table.items():
+        if isinstance(value, dict):
+            yield from flat(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+base, leg = (dict(flat(tomllib.load(open(path, "rb")))) for path in ("configs/cpu.toml", sys.argv[1]))
+changed = [f"{key} = {value}" for key, value in leg.items() if base.get(key, value) != value]
+print("configs/cpu.toml" + (" with " + ", ".join(changed) if changed else ""))
+EOF
+)"
 budget_words="$BUDGET"
 [[ "$BUDGET" =~ ^[0-9]+$ ]] && budget_words="$BUDGET simulations"
 row="$(json "$description" "' | '.join([
-    '$N', '\`$RUN\` step %d' % d['step'], '%s step %d (%s)' % (d['lineage']['parent']['file'], d['lineage']['parent']['step'], d['lineage']['parent']['sha256'][:8]),
+    '$N', '\`$RUN\` step %d ($arm)' % d['step'], '%s step %d (%s)' % (d['lineage']['parent']['file'], d['lineage']['parent']['step'], d['lineage']['parent']['sha256'][:8]),
     '%.2f h, %s' % (d['lineage']['run']['hours'], d['lineage']['machine']),
     '%.2f M read, %.1f M drawn' % (d['lineage']['run']['samples_read'] / 1e6, d['lineage']['run']['samples_drawn'] / 1e6),
     '%.2f h, %.2f M read' % (d['lineage']['inherited']['hours'] + d['lineage']['run']['hours'],
