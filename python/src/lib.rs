@@ -15,7 +15,7 @@ use gipf_core::players::random_game;
 use gipf_core::rules::{lines, NUM_SYMMETRIES};
 use gipf_core::rules::{picture, Action, Color, Phase, Position, RecordError, Setup, StateJson, Symmetry, Variant};
 use gipf_core::samples::{game_samples, write_row, Targets, TrainingSample, AUX_TARGETS};
-use gipf_core::search::{Batched, Root, Search, SearchConfig};
+use gipf_core::search::{Batched, Root, Search, SearchConfig, Searching};
 use numpy::{PyArray1, PyArray3, PyArray4, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -279,13 +279,25 @@ fn parse_root(root: &str, alpha: f32, fraction: f32, candidates: usize) -> PyRes
     }
 }
 
-/// An evaluator's outputs for `n` leaves: policy logits of shape (n,
-/// NUM_ACTIONS) and values from -1 to 1 of shape (n,).
-fn checked_outputs<'a>(
-    n: usize,
-    logits: &'a PyReadonlyArray2<'_, f32>,
-    values: &'a PyReadonlyArray1<'_, f32>,
-) -> PyResult<(&'a [f32], &'a [f32])> {
+/// The gathered leaves' input planes: float32 of shape (n, planes, 7, 7).
+fn planes<'py, G: Searching + Send>(py: Python<'py>, batched: &Batched<G>) -> PyResult<Bound<'py, PyArray4<f32>>> {
+    PyArray1::from_slice(py, batched.input()).reshape([batched.count(), NUM_PLANES, GRID, GRID])
+}
+
+/// Applies an evaluator's outputs for the gathered leaves, each checked
+/// first: policy logits of shape (n, NUM_ACTIONS) and values from -1 to 1
+/// of shape (n,); a refused batch changes nothing.
+fn apply_outputs<G: Searching + Send>(
+    py: Python<'_>,
+    batched: &mut Batched<G>,
+    config: &SearchConfig,
+    logits: PyReadonlyArray2<'_, f32>,
+    values: PyReadonlyArray1<'_, f32>,
+) -> PyResult<()> {
+    if !batched.is_waiting() {
+        return Err(value_error("no batch is waiting for its outputs"));
+    }
+    let n = batched.count();
     if logits.shape() != [n, NUM_ACTIONS] || values.shape() != [n] {
         return Err(value_error(format!(
             "expected logits of shape ({n}, {NUM_ACTIONS}) and values of shape ({n},), got {:?} and {:?}",
@@ -297,7 +309,7 @@ fn checked_outputs<'a>(
     if values.iter().any(|v| v.abs() > 1.0) {
         return Err(value_error("values must be from -1 to 1"));
     }
-    Ok((logits, values))
+    py.detach(|| batched.apply(logits, values, config)).map_err(value_error)
 }
 
 /// The core's batched search over many games at once, as self-play runs
@@ -356,8 +368,8 @@ impl Searches {
         if self.batched.is_waiting() {
             return Err(value_error("the last batch has not been applied"));
         }
-        let n = py.detach(|| self.batched.gather(&self.config, |_| true));
-        PyArray1::from_slice(py, self.batched.input()).reshape([n, NUM_PLANES, GRID, GRID])
+        py.detach(|| self.batched.gather(&self.config, |_| true));
+        planes(py, &self.batched)
     }
 
     /// Applies the evaluator's outputs for the gathered leaves: policy
@@ -369,11 +381,7 @@ impl Searches {
         logits: PyReadonlyArray2<'_, f32>,
         values: PyReadonlyArray1<'_, f32>,
     ) -> PyResult<()> {
-        if !self.batched.is_waiting() {
-            return Err(value_error("no batch is waiting for its outputs"));
-        }
-        let (logits, values) = checked_outputs(self.batched.count(), &logits, &values)?;
-        py.detach(|| self.batched.apply(logits, values, &self.config)).map_err(value_error)
+        apply_outputs(py, &mut self.batched, &self.config, logits, values)
     }
 
     /// Each game's result: the best action, the root's visits by action,

@@ -4,18 +4,17 @@
 //! `gipf.selfplay.play` drives.
 
 use gipf_core::bounds::check_range;
-use gipf_core::encoding::{GRID, NUM_PLANES};
 use gipf_core::rules::Position;
 use gipf_core::search::{Batched, SearchConfig};
 use gipf_core::selfplay::{SelfplayConfig, SelfplayGame};
-use numpy::{PyArray1, PyArray4, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyArray4, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::{checked_outputs, parse_variant, value_error};
+use crate::{apply_outputs, parse_variant, planes, value_error};
 
 /// `defaults` with the keys of `overrides` (a JSON object) put in; an
 /// unknown key or a value of the wrong type is an error naming `table`.
@@ -93,7 +92,7 @@ impl SelfPlay {
         if self.games.is_waiting() {
             return Err(value_error("the last batch has not been applied"));
         }
-        let n = py.detach(|| loop {
+        py.detach(|| loop {
             for game in self.games.games_mut() {
                 game.play_searched(&self.settings, &self.search);
             }
@@ -102,10 +101,10 @@ impl SelfPlay {
             let n = self.games.gather(&self.search, |_| true);
             // None gathered with games left: their searches are complete.
             if n > 0 || self.games.is_empty() {
-                break n;
+                break;
             }
         });
-        PyArray1::from_slice(py, self.games.input()).reshape([n, NUM_PLANES, GRID, GRID])
+        planes(py, &self.games)
     }
 
     /// Applies the evaluator's outputs for the gathered leaves: policy
@@ -117,11 +116,7 @@ impl SelfPlay {
         logits: PyReadonlyArray2<'_, f32>,
         values: PyReadonlyArray1<'_, f32>,
     ) -> PyResult<()> {
-        if !self.games.is_waiting() {
-            return Err(value_error("no batch is waiting for its outputs"));
-        }
-        let (logits, values) = checked_outputs(self.games.count(), &logits, &values)?;
-        py.detach(|| self.games.apply(logits, values, &self.search)).map_err(value_error)
+        apply_outputs(py, &mut self.games, &self.search, logits, values)
     }
 
     /// The games finished since the last call, as stored (JSON), played
