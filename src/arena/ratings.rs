@@ -79,13 +79,9 @@ pub struct Rated {
     pub path: PathBuf,
 }
 
-/// The `.safetensors` files of a folder (none when it is missing), by name.
+/// The `.safetensors` files of a folder, by name.
 fn weights_files(folder: &Path) -> Result<Vec<PathBuf>> {
-    let entries = match std::fs::read_dir(folder) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot list {}", folder.display())),
-    };
+    let entries = std::fs::read_dir(folder).with_context(|| format!("cannot list {}", folder.display()))?;
     let mut found = Vec::new();
     for entry in entries {
         let path = entry?.path();
@@ -99,7 +95,6 @@ fn weights_files(folder: &Path) -> Result<Vec<PathBuf>> {
 
 /// The run's checkpoints in step order.
 fn checkpoints(models: &Path) -> Result<Vec<Rated>> {
-    std::fs::read_dir(models).with_context(|| format!("cannot list {}", models.display()))?;
     let mut found = Vec::new();
     for path in weights_files(models)? {
         let stem = path.file_stem().and_then(|n| n.to_str()).unwrap_or_default();
@@ -121,7 +116,9 @@ fn checkpoints(models: &Path) -> Result<Vec<Rated>> {
 /// naming it.
 pub fn generations(models: &Path) -> Result<Vec<Rated>> {
     let named = ["reference", "tip"].map(|name| models.join(format!("{name}.safetensors")));
-    let files = named.into_iter().filter(|p| p.is_file()).chain(weights_files(&models.join("history"))?);
+    let history = models.join("history");
+    let older = if history.is_dir() { weights_files(&history)? } else { Vec::new() };
+    let files = named.into_iter().filter(|p| p.is_file()).chain(older);
     let mut found: Vec<Rated> = Vec::new();
     for path in files {
         let meta = read_meta(&path)?;
