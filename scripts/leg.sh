@@ -5,11 +5,12 @@
 # in runs/leg-N, and its newest checkpoint becomes the new tip: training
 # continues from it whatever its gate says, as Leela Chess Zero's training
 # runs go on between promotions. The gate plays the leg's checkpoint against
-# the reference (models/reference.*, the model the programs play) over GAMES
-# colour-swapped games at BUDGET per action; it is promoted (it becomes the
-# reference, the old one moves to models/history/) only when the lower end
-# of the score's 95% interval is above 50%. Every gate, promoted or not,
-# adds a row to the lineage table of models/README.md.
+# the reference (models/reference.*, the model the programs play) over at
+# most GAMES colour-swapped games at BUDGET per action; it is promoted (it
+# becomes the reference, the old one moves to models/history/) when a
+# sequential test finds it stronger (SPRT), or, with no verdict after GAMES
+# games, when the lower end of the score's 95% interval is above 50%. Every
+# gate, promoted or not, adds a row to the lineage table of models/README.md.
 #
 #   scripts/leg.sh N [CONFIG]
 #
@@ -22,6 +23,11 @@
 #                  250ms. Both sides have the same network shape, so equal
 #                  simulations are equal compute, and a gate in simulations
 #                  gives the same result on a busy machine as on a quiet one.
+#   SPRT=0,50      the gate stops early once a sequential probability ratio
+#                  test between these Elo differences decides (alpha = beta
+#                  = 0.05, `gipf arena --sprt`): at least 50 stronger is
+#                  promoted, at most 0 is not; with no verdict after GAMES
+#                  games the interval decides. SPRT= plays all GAMES games.
 #   LEG=1 GATE=1   0 skips the training or the gate
 #   NICE=0         the processes' niceness, when other work shares the machine
 #   CANDIDATE=     the checkpoint to gate (default: the leg's newest, or the
@@ -40,6 +46,7 @@ MINUTES="${MINUTES:-120}"
 GAMES="${GAMES:-200}"
 BUDGET="${BUDGET:-400}"
 THREADS="${THREADS:-2}"
+SPRT="${SPRT-0,50}"
 LEG="${LEG:-1}"
 GATE="${GATE:-1}"
 NICE="${NICE:-0}"
@@ -91,15 +98,27 @@ candidate="${candidate:-models/tip.safetensors}"
 [ -n "$candidate" ] || { echo "leg $N: no checkpoint in $RUN/models" >&2; exit 1; }
 gate="$RUN/report/gate.txt"
 echo "leg $N: gating $candidate against the reference, $GAMES games at $BUDGET" >&2
+sprt=()
+[ -n "$SPRT" ] && sprt=(--sprt "$SPRT")
 nice -n "$NICE" "$GIPF" arena "$candidate@$BUDGET" "reference@$BUDGET" --games "$GAMES" --threads "$THREADS" \
-    --config "$CONFIG" --seed "$N" | tee "$gate"
+    --config "$CONFIG" --seed "$N" "${sprt[@]}" | tee "$gate"
 # "score 55.0% [48.1%, 61.7%]; Elo +35 [-13, +83] (95%)": the interval's
 # lower end decides; the score and Elo with their intervals go in the row.
 lower="$(sed -n 's/.*score [0-9.]*% \[\([0-9.]*\)%.*/\1/p' "$gate")"
 scored="$(sed -n 's/.*score \(.*\) (95%).*/\1/p' "$gate" | sed 's/;/,/')"
 record="$(sed -n 's/^A \([0-9]*\) wins, \([0-9]*\) losses, \([0-9]*\) draws.*/\1-\2-\3/p' "$gate")"
-promoted=0
-if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 50 else 1)" "$lower"; then promoted=1; fi
+# "SPRT [0, 50]: LLR 2.95 (bounds -2.94, 2.94): A is stronger by at least 50 Elo"
+verdict="$(sed -n 's/^SPRT \[.*\]: LLR .*): //p' "$gate")"
+case "$verdict" in
+    "A is stronger"*) promoted=1 ;;
+    "A is not stronger"*) promoted=0 ;;
+    *) promoted=0
+       if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 50 else 1)" "$lower"; then promoted=1; fi ;;
+esac
+sprt_words=""
+case "$verdict" in
+    "A is"*) sprt_words=" (SPRT [${SPRT/,/, }]: ${verdict#A is })" ;;
+esac
 
 description="${candidate%.safetensors}.json"
 # The arm: the leg's config as its differences from configs/cpu.toml.
@@ -124,7 +143,7 @@ row="$(json "$description" "' | '.join([
     '%.2f M read, %.1f M drawn' % (d['lineage']['run']['samples_read'] / 1e6, d['lineage']['run']['samples_drawn'] / 1e6),
     '%.2f h, %.2f M read' % (d['lineage']['inherited']['hours'] + d['lineage']['run']['hours'],
         (d['lineage']['inherited']['samples_read'] + d['lineage']['run']['samples_read']) / 1e6),
-    '$record, $scored, at $budget_words',
+    '$record, $scored, at $budget_words$sprt_words',
     'promoted' if $promoted else 'not promoted'])")"
 echo "leg $N: | $row |" >&2
 python3 - "$row" <<'EOF'
