@@ -17,6 +17,8 @@
 #                  not depend on the machine's load (a curve beside a leg);
 #                  a time needs a quiet machine.
 #   ANCHORS="classic:3 classic:5"   fixed players every model plays
+#   OPPONENTS=1    the generations before it each model plays (0: the
+#                  anchors alone, for a curve at a time per action)
 #   GAMES=20 THREADS=1 NICE=0 SEED=1
 #   ZERO="beeac1a 46235a4 f40d1d5 f924825"   commits whose
 #                  models/reference.* was a run from zero (1 and 2 hours)
@@ -24,6 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUDGET="${BUDGET:-400}"
 ANCHORS="${ANCHORS:-classic:3 classic:5}"
+OPPONENTS="${OPPONENTS:-1}"
 GAMES="${GAMES:-20}"
 THREADS="${THREADS:-1}"
 NICE="${NICE:-0}"
@@ -63,7 +66,7 @@ done
 
 anchors=()
 for a in $ANCHORS; do anchors+=(--anchor "$a"); done
-nice -n "$NICE" "$GIPF" ratings --lineage "$WORK" --opponents 1 "${anchors[@]}" "${budget[@]}" \
+nice -n "$NICE" "$GIPF" ratings --lineage "$WORK" --opponents "$OPPONENTS" "${anchors[@]}" "${budget[@]}" \
     --games "$GAMES" --threads "$THREADS" --seed "$SEED" > "$WORK/ratings.txt"
 cp "$WORK/arena/matches.jsonl" models/arena/matches.jsonl
 cp "$WORK/arena/ratings.jsonl" "models/arena/ratings-$label.jsonl"
