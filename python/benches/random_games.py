@@ -12,28 +12,25 @@ import time
 import gipf
 
 
-def from_python(games: int) -> int:
+def random_games(games: int, legal, play) -> int:
+    """Plays `games` random games through the methods `legal` and `play`."""
     rng = random.Random(1)
     actions = 0
     for _ in range(games):
         game = gipf.Game()
         while not game.is_over:
-            legal = game.legal_actions()
-            game.play(legal[rng.randrange(len(legal))])
+            moves = legal(game)
+            play(game, moves[rng.randrange(len(moves))])
             actions += 1
     return actions
+
+
+def from_python(games: int) -> int:
+    return random_games(games, gipf.Game.legal_actions, gipf.Game.play)
 
 
 def by_index(games: int) -> int:
-    rng = random.Random(1)
-    actions = 0
-    for _ in range(games):
-        game = gipf.Game()
-        while not game.is_over:
-            legal = game.legal_indices()
-            game.play_index(legal[rng.randrange(len(legal))])
-            actions += 1
-    return actions
+    return random_games(games, gipf.Game.legal_indices, gipf.Game.play_index)
 
 
 def rate(play, games: int) -> float:
