@@ -75,7 +75,10 @@ cp "$WORK/arena/ratings.png" "docs/lineage-elo-$label.png"
 python3 - "$WORK/arena/ratings.jsonl" "$labels" "${budget[*]}" "$GAMES" <<'EOF'
 import json, sys
 ratings = [json.loads(line) for line in open(sys.argv[1])]
-labels = dict(line.rstrip("\n").split("\t") for line in open(sys.argv[2]))
+labels = {}
+for line in open(sys.argv[2]):
+    sha, label = line.rstrip("\n").split("\t")
+    labels[sha] = f"{labels[sha]} and {label}" if sha in labels else label
 print(f"`gipf ratings {sys.argv[3]}`, {sys.argv[4]} games a match; Elo with 95% intervals, the first anchor at 0.\n")
 print("| model | what it is | samples read | Elo (95%) |")
 print("|---|---|---|---|")
