@@ -78,6 +78,40 @@ fn arena_plays_checkpoints_and_baselines() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("ELO0 < ELO1"));
 }
 
+/// A match played in pieces: each piece takes the next free seed, and the
+/// output sums every piece of the same match (weights included).
+#[test]
+fn a_recorded_match_adds_up_its_pieces() {
+    let run = tempfile::tempdir().unwrap();
+    let paths = checkpoints(run.path(), &[0, 5]);
+    let file = run.path().join("target.jsonl");
+    let record = file.to_str().unwrap();
+    let play = |weights: &Path, extra: &[&str]| {
+        let a = format!("{}@4", weights.display());
+        let args = [&["arena", &a, "random", "--games", "2", "--record", record][..], extra, &TINY].concat();
+        gipf(&args, "")
+    };
+    success(&play(&paths[0], &[]));
+    let out = success(&play(&paths[0], &[]));
+    assert!(out.contains("the match in all, seeds 1, 2:"), "{out}");
+    let total = out.lines().last().unwrap();
+    let counts: Vec<u32> =
+        total.split_whitespace().filter_map(|w| w.trim_end_matches(',').parse().ok()).take(3).collect();
+    assert_eq!(counts.iter().sum::<u32>(), 4, "{out}");
+
+    // Other weights are another match; a seed already played is refused before playing.
+    let out = success(&play(&paths[1], &[]));
+    assert!(out.contains("the match in all, seeds 1:"), "{out}");
+    let out = play(&paths[0], &["--seed", "2"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("seed 2 of this match is recorded already"), "{stderr}");
+    let pieces: Vec<serde_json::Value> =
+        std::fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(pieces.len(), 3);
+    assert_eq!(pieces[0]["a"]["precision"], "fp32");
+    assert_ne!(pieces[0]["a"]["weights"], pieces[2]["a"]["weights"]);
+}
+
 #[test]
 fn ratings_of_a_run_are_written_plotted_and_resumed() {
     let run = tempfile::tempdir().unwrap();

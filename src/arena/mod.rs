@@ -1,11 +1,12 @@
 //! The arena: matches between players (checkpoints with a search budget, or
 //! baselines), both colours equally, from seeded random openings, games in
-//! parallel; results with intervals, an optional SPRT stop, and the ratings
-//! of a run's checkpoints.
+//! parallel; results with intervals, an optional SPRT stop, matches played
+//! in pieces, and the ratings of a run's checkpoints.
 
 pub mod batched;
 pub mod gate;
 pub mod ratings;
+pub mod record;
 pub mod stats;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

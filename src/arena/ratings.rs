@@ -158,6 +158,12 @@ fn spread_by_step(steps: &[u64], points: usize) -> Vec<usize> {
 
 /// Reads the recorded matches (none when the file does not exist yet).
 pub fn read_matches(path: &Path) -> Result<Vec<MatchRecord>> {
+    read_lines(path, "a match record")
+}
+
+/// Reads a JSON-lines file of `what` (none when it does not exist yet); a
+/// line that is not one is an error naming the file and line.
+pub(crate) fn read_lines<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<Vec<T>> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -167,7 +173,7 @@ pub fn read_matches(path: &Path) -> Result<Vec<MatchRecord>> {
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| {
-            serde_json::from_str(line).with_context(|| format!("{} line {}: not a match record", path.display(), i + 1))
+            serde_json::from_str(line).with_context(|| format!("{} line {}: not {what}", path.display(), i + 1))
         })
         .collect()
 }

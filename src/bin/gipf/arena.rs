@@ -1,14 +1,15 @@
 //! `gipf arena`: a match between two players; `gipf ratings`: the ratings of
 //! a run's checkpoints.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Result};
 use gipf::arena::ratings::{elo_per_doubling, rate_lineage, rate_run, RatingOptions, Selection};
+use gipf::arena::record::{self, MatchPiece, RecordedPlayer};
 use gipf::arena::{play_match, MatchOptions, Sprt, SprtDecision, Tally};
 use gipf::config::Config;
-use gipf::net::parse_device;
+use gipf::net::{machine_name, parse_device};
 use gipf::players::{budget_from_options, Budget, PlayerSpec};
 use gipf::rules::Variant;
 use gipf::train::RunDir;
@@ -41,8 +42,9 @@ pub struct Common {
     /// auto, cpu, cuda or cuda:N.
     #[arg(long, default_value = "auto")]
     device: String,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// The openings' seed [default: 1; with --record, the match's next free one].
+    #[arg(long)]
+    seed: Option<u64>,
 }
 
 impl Common {
@@ -61,7 +63,7 @@ impl Common {
             opening_actions: self.opening,
             max_actions: config.game.max_actions,
             threads: self.threads,
-            seed: self.seed,
+            seed: self.seed.unwrap_or(1),
             sprt,
             device: parse_device(&self.device)?,
             precision: config.play.precision,
@@ -79,6 +81,10 @@ pub struct Args {
     /// Stop when the result is clear: the Elo bounds of a sequential test, e.g. 0,50 (5% error rates).
     #[arg(long, value_name = "ELO0,ELO1")]
     sprt: Option<String>,
+    /// Add this match's result to FILE (JSON lines) and sum it with the ones recorded before of the same
+    /// match (players, weights, precision, machine): a measurement played in pieces, each with its own seed.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
     #[command(flatten)]
     common: Common,
 }
@@ -125,7 +131,11 @@ pub fn run(args: Args) -> Result<()> {
     let sprt = args.sprt.as_deref().map(parse_sprt).transpose()?;
     let a = PlayerSpec::parse(&args.a, budget)?;
     let b = PlayerSpec::parse(&args.b, budget)?;
-    let options = args.common.options(sprt)?;
+    let mut options = args.common.options(sprt)?;
+    let piece = match &args.record {
+        Some(path) => Some(piece_to_play(path, &a, &b, &mut options, args.common.seed.is_some())?),
+        None => None,
+    };
     println!("A = {}, B = {}", a.name(), b.name());
     let bar = ProgressBar::new(options.games as u64);
     bar.set_style(
@@ -153,7 +163,40 @@ pub fn run(args: Args) -> Result<()> {
         };
         println!("SPRT [{}, {}]: LLR {llr:.2} (bounds {lower:.2}, {upper:.2}): {verdict}", sprt.elo0, sprt.elo1);
     }
+    if let (Some(path), Some(piece)) = (&args.record, piece) {
+        let pieces = record::record(path, MatchPiece { tally: report.tally, ..piece })?;
+        let seeds: Vec<String> = pieces.iter().map(|p| p.seed.to_string()).collect();
+        println!("recorded in {}; the match in all, seeds {}:", path.display(), seeds.join(", "));
+        println!("{}", summary(&record::total(&pieces)));
+    }
     Ok(())
+}
+
+/// The piece of a recorded match about to be played (its tally still
+/// empty), with its seed: the one given, if the match has not played it, or
+/// the next free one.
+fn piece_to_play(
+    path: &Path,
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    options: &mut MatchOptions,
+    seed_given: bool,
+) -> Result<MatchPiece> {
+    let (device, precision) = (options.device, options.precision);
+    let mut piece = MatchPiece {
+        a: RecordedPlayer::of(a, device, precision)?,
+        b: RecordedPlayer::of(b, device, precision)?,
+        machine: machine_name(),
+        seed: options.seed,
+        tally: Tally::default(),
+    };
+    let pieces = record::read_pieces(path)?;
+    match seed_given {
+        true => record::check_seed_free(&pieces, &piece, path)?,
+        false => piece.seed = record::next_seed(&pieces, &piece),
+    }
+    options.seed = piece.seed;
+    Ok(piece)
 }
 
 #[derive(clap::Args)]

@@ -1,0 +1,172 @@
+//! A match played in pieces: `gipf arena --record FILE` keeps each piece's
+//! tally with what makes it the same match (the players, their weights, the
+//! precision of their forward passes, the machine), and sums every piece of
+//! that match, so that a measurement too long for one quiet hour adds up
+//! over several. Each piece plays its own seed's openings.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use tch::{Device, Kind};
+
+use super::ratings::{read_lines, write_lines};
+use super::Tally;
+use crate::durable::sha256_hex;
+use crate::net::Precision;
+use crate::players::PlayerSpec;
+
+/// A player as a record names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedPlayer {
+    /// The spec's name, its budget included.
+    pub name: String,
+    /// A network's weights: the start of their sha256 (16 hex digits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<String>,
+    /// A network's forward passes: fp32, bf16 or fp16.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<String>,
+}
+
+impl RecordedPlayer {
+    /// How `spec` plays on `device`, the match's precision where it names none.
+    pub fn of(spec: &PlayerSpec, device: Device, precision: Precision) -> Result<RecordedPlayer> {
+        let (weights, precision) = match spec {
+            PlayerSpec::Network { weights, precision: own, .. } => {
+                let bytes = std::fs::read(weights).with_context(|| format!("cannot read {}", weights.display()))?;
+                (Some(sha256_hex(&bytes)[..16].to_string()), Some(kind_name(own.unwrap_or(precision).kind(device))))
+            }
+            _ => (None, None),
+        };
+        Ok(RecordedPlayer { name: spec.name(), weights, precision })
+    }
+}
+
+fn kind_name(kind: Kind) -> String {
+    match kind {
+        Kind::BFloat16 => "bf16".into(),
+        Kind::Half => "fp16".into(),
+        _ => "fp32".into(),
+    }
+}
+
+/// One piece of a match.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchPiece {
+    pub a: RecordedPlayer,
+    pub b: RecordedPlayer,
+    /// The CPU (and GPU) it ran on, as `net::machine_name` says.
+    pub machine: String,
+    pub seed: u64,
+    pub tally: Tally,
+}
+
+impl MatchPiece {
+    fn same_match(&self, other: &MatchPiece) -> bool {
+        self.a == other.a && self.b == other.b && self.machine == other.machine
+    }
+}
+
+/// The pieces recorded in `path` (none when it does not exist yet).
+pub fn read_pieces(path: &Path) -> Result<Vec<MatchPiece>> {
+    read_lines(path, "a match piece")
+}
+
+/// The seed for the next piece of the match `piece` (its tally aside): one
+/// past the highest recorded, or 1.
+pub fn next_seed(pieces: &[MatchPiece], piece: &MatchPiece) -> u64 {
+    pieces.iter().filter(|p| p.same_match(piece)).map(|p| p.seed + 1).max().unwrap_or(1)
+}
+
+/// Whether `seed` is free for the match `piece`: a seed played again would
+/// replay the same openings, and its games would not be new evidence.
+pub fn check_seed_free(pieces: &[MatchPiece], piece: &MatchPiece, path: &Path) -> Result<()> {
+    let used = pieces.iter().any(|p| p.same_match(piece) && p.seed == piece.seed);
+    anyhow::ensure!(
+        !used,
+        "{}: seed {} of this match is recorded already (leave --seed out to take the next free one, {})",
+        path.display(),
+        piece.seed,
+        next_seed(pieces, piece)
+    );
+    Ok(())
+}
+
+/// Adds `piece` to `path` (rewritten whole: temporary name, sync, rename)
+/// and returns every piece of its match, `piece` last.
+pub fn record(path: &Path, piece: MatchPiece) -> Result<Vec<MatchPiece>> {
+    let mut pieces = read_pieces(path)?;
+    check_seed_free(&pieces, &piece, path)?;
+    pieces.push(piece.clone());
+    write_lines(path, &pieces)?;
+    Ok(pieces.into_iter().filter(|p| p.same_match(&piece)).collect())
+}
+
+/// The tally of all `pieces` together.
+pub fn total(pieces: &[MatchPiece]) -> Tally {
+    pieces.iter().fold(Tally::default(), |sum, p| Tally {
+        wins: sum.wins + p.tally.wins,
+        losses: sum.losses + p.tally.losses,
+        draws: sum.draws + p.tally.draws,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn player(name: &str, weights: Option<&str>) -> RecordedPlayer {
+        RecordedPlayer {
+            name: name.into(),
+            weights: weights.map(Into::into),
+            precision: weights.map(|_| "fp32".into()),
+        }
+    }
+
+    fn piece(weights: &str, seed: u64, wins: u32) -> MatchPiece {
+        MatchPiece {
+            a: player("reference (250 ms)", Some(weights)),
+            b: player("classic:250ms", None),
+            machine: "AMD EPYC (2 cores)".into(),
+            seed,
+            tally: Tally { wins, losses: 20 - wins, draws: 0 },
+        }
+    }
+
+    #[test]
+    fn pieces_of_one_match_add_up_and_others_stay_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("target.jsonl");
+        record(&path, piece("aaaa", 1, 12)).unwrap();
+        record(&path, piece("bbbb", 1, 3)).unwrap();
+        let mine = record(&path, piece("aaaa", 2, 9)).unwrap();
+        assert_eq!(mine.iter().map(|p| p.seed).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(total(&mine), Tally { wins: 21, losses: 19, draws: 0 });
+        assert_eq!(read_pieces(&path).unwrap().len(), 3);
+        let on_another_machine =
+            MatchPiece { machine: "Intel Xeon (2 cores, bf16 units)".into(), ..piece("aaaa", 1, 1) };
+        assert_eq!(record(&path, on_another_machine).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_seed_is_played_once_and_the_next_free_one_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("target.jsonl");
+        assert_eq!(next_seed(&[], &piece("aaaa", 0, 0)), 1);
+        record(&path, piece("aaaa", 4, 10)).unwrap();
+        let error = record(&path, piece("aaaa", 4, 11)).unwrap_err().to_string();
+        assert!(error.contains("seed 4") && error.contains(", 5)"), "{error}");
+        assert_eq!(read_pieces(&path).unwrap().len(), 1, "the refused piece is not kept");
+        assert_eq!(next_seed(&read_pieces(&path).unwrap(), &piece("aaaa", 0, 0)), 5);
+    }
+
+    #[test]
+    fn a_line_that_is_not_a_piece_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("target.jsonl");
+        std::fs::write(&path, "{\"a\": 1}\n").unwrap();
+        let error = format!("{:#}", read_pieces(&path).unwrap_err());
+        assert!(error.contains("target.jsonl line 1: not a match piece"), "{error}");
+    }
+}
