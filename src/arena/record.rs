@@ -1,8 +1,9 @@
 //! A match played in pieces: `gipf arena --record FILE` keeps each piece's
 //! tally with what makes it the same match (the players, their weights, the
-//! precision of their forward passes, the machine), and sums every piece of
-//! that match, so that a measurement too long for one quiet hour adds up
-//! over several. Each piece plays its own seed's openings.
+//! precision of their forward passes, the machine, the openings' length),
+//! and sums every piece of that match, so that a measurement too long for
+//! one quiet hour adds up over several. Each piece plays its own seed's
+//! openings.
 
 use std::path::Path;
 
@@ -56,15 +57,17 @@ fn kind_name(kind: Kind) -> String {
 pub struct MatchPiece {
     pub a: RecordedPlayer,
     pub b: RecordedPlayer,
-    /// The CPU (and GPU) it ran on, as `net::machine_name` says.
+    /// The CPU it ran on, as `net::machine_name` says.
     pub machine: String,
+    /// The random actions opening each pair of games.
+    pub opening: u32,
     pub seed: u64,
     pub tally: Tally,
 }
 
 impl MatchPiece {
     fn same_match(&self, other: &MatchPiece) -> bool {
-        self.a == other.a && self.b == other.b && self.machine == other.machine
+        self.a == other.a && self.b == other.b && self.machine == other.machine && self.opening == other.opening
     }
 }
 
@@ -129,6 +132,7 @@ mod tests {
             a: player("reference (250 ms)", Some(weights)),
             b: player("classic:250ms", None),
             machine: "AMD EPYC (2 cores)".into(),
+            opening: 4,
             seed,
             tally: Tally { wins, losses: 20 - wins, draws: 0 },
         }

@@ -187,6 +187,7 @@ fn piece_to_play(
         a: RecordedPlayer::of(a, device, precision)?,
         b: RecordedPlayer::of(b, device, precision)?,
         machine: machine_name(),
+        opening: options.opening_actions,
         seed: options.seed,
         tally: Tally::default(),
     };
