@@ -63,12 +63,13 @@ for commit in $ZERO; do
         "a run from zero (the reference at $commit)" >> "$labels"
 done
 [ -f models/arena/matches.jsonl ] && cp models/arena/matches.jsonl "$WORK/arena/"
+# The matches played go back to models/arena, a rating cut short's too.
+trap 'cp "$WORK/arena/matches.jsonl" models/arena/ 2>/dev/null || true' EXIT
 
 anchors=()
 for a in $ANCHORS; do anchors+=(--anchor "$a"); done
 nice -n "$NICE" "$GIPF" ratings --lineage "$WORK" --opponents "$OPPONENTS" "${anchors[@]}" "${budget[@]}" \
     --games "$GAMES" --threads "$THREADS" --seed "$SEED" > "$WORK/ratings.txt"
-cp "$WORK/arena/matches.jsonl" models/arena/matches.jsonl
 cp "$WORK/arena/ratings.jsonl" "models/arena/ratings-$label.jsonl"
 cp "$WORK/arena/ratings.png" "docs/lineage-elo-$label.png"
 
