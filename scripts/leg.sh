@@ -109,15 +109,13 @@ scored="$(sed -n 's/.*score \(.*\) (95%).*/\1/p' "$gate" | sed 's/;/,/')"
 record="$(sed -n 's/^A \([0-9]*\) wins, \([0-9]*\) losses, \([0-9]*\) draws.*/\1-\2-\3/p' "$gate")"
 # "SPRT [0, 50]: LLR 2.95 (bounds -2.94, 2.94): A is stronger by at least 50 Elo"
 verdict="$(sed -n 's/^SPRT \[.*\]: LLR .*): //p' "$gate")"
+promoted=0
+sprt_words=" (SPRT [${SPRT/,/, }]: ${verdict#A is })"
 case "$verdict" in
     "A is stronger"*) promoted=1 ;;
-    "A is not stronger"*) promoted=0 ;;
-    *) promoted=0
+    "A is not stronger"*) ;;
+    *) sprt_words=""
        if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 50 else 1)" "$lower"; then promoted=1; fi ;;
-esac
-sprt_words=""
-case "$verdict" in
-    "A is"*) sprt_words=" (SPRT [${SPRT/,/, }]: ${verdict#A is })" ;;
 esac
 
 description="${candidate%.safetensors}.json"

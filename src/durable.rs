@@ -109,6 +109,12 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The sha256 of the file at `path`, in hexadecimal.
+pub fn sha256_of_file(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(sha256_hex(&bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::stats::{fit_ratings, Pairing, Tally};
 use super::{play_match, MatchOptions};
 use crate::checkpoint::read_meta;
-use crate::durable::{sha256_hex, write_atomic};
+use crate::durable::{sha256_of_file, write_atomic};
 use crate::players::{Budget, PlayerSpec};
 
 /// One match between two checkpoints of the run (names are file stems).
@@ -126,8 +126,7 @@ pub fn generations(models: &Path) -> Result<Vec<Rated>> {
             Some(lineage) => lineage.inherited.plus(&lineage.run).samples_read,
             None => meta.samples_read.with_context(|| format!("{}: no samples read recorded", path.display()))?,
         };
-        let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let name = format!("step-{}-{}", meta.step, &sha256_hex(&bytes)[..8]);
+        let name = format!("step-{}-{}", meta.step, &sha256_of_file(&path)?[..8]);
         if found.iter().all(|g| g.name != name) {
             found.push(Rated { name, step: meta.step, samples_read: Some(samples_read), path });
         }

@@ -7,13 +7,13 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind};
 
 use super::ratings::{read_lines, write_lines};
 use super::Tally;
-use crate::durable::sha256_hex;
+use crate::durable::sha256_of_file;
 use crate::net::Precision;
 use crate::players::PlayerSpec;
 
@@ -34,10 +34,10 @@ impl RecordedPlayer {
     /// How `spec` plays on `device`, the match's precision where it names none.
     pub fn of(spec: &PlayerSpec, device: Device, precision: Precision) -> Result<RecordedPlayer> {
         let (weights, precision) = match spec {
-            PlayerSpec::Network { weights, precision: own, .. } => {
-                let bytes = std::fs::read(weights).with_context(|| format!("cannot read {}", weights.display()))?;
-                (Some(sha256_hex(&bytes)[..16].to_string()), Some(kind_name(own.unwrap_or(precision).kind(device))))
-            }
+            PlayerSpec::Network { weights, precision: own, .. } => (
+                Some(sha256_of_file(weights)?[..16].to_string()),
+                Some(kind_name(own.unwrap_or(precision).kind(device))),
+            ),
             _ => (None, None),
         };
         Ok(RecordedPlayer { name: spec.name(), weights, precision })
@@ -108,11 +108,7 @@ pub fn record(path: &Path, piece: MatchPiece) -> Result<Vec<MatchPiece>> {
 
 /// The tally of all `pieces` together.
 pub fn total(pieces: &[MatchPiece]) -> Tally {
-    pieces.iter().fold(Tally::default(), |sum, p| Tally {
-        wins: sum.wins + p.tally.wins,
-        losses: sum.losses + p.tally.losses,
-        draws: sum.draws + p.tally.draws,
-    })
+    pieces.iter().fold(Tally::default(), |sum, p| sum.plus(&p.tally))
 }
 
 #[cfg(test)]

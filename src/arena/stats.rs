@@ -14,6 +14,11 @@ pub struct Tally {
 const Z95: f64 = 1.959964;
 
 impl Tally {
+    /// The games of both tallies together.
+    pub fn plus(&self, other: &Tally) -> Tally {
+        Tally { wins: self.wins + other.wins, losses: self.losses + other.losses, draws: self.draws + other.draws }
+    }
+
     pub fn games(&self) -> u32 {
         self.wins + self.losses + self.draws
     }

@@ -14,6 +14,7 @@ use tch::Device;
 use super::{check_shape, Trainer};
 use crate::checkpoint::{checkpoints_newest_first, read_meta, CheckpointMeta, Compute, Lineage, Parent};
 use crate::config::Config;
+use crate::durable::sha256_of_file;
 use crate::net::{machine_name, Network};
 use crate::train::GamesRead;
 
@@ -59,7 +60,7 @@ impl Trainer {
                 "to continue from it, give the config its network shape (or, for a larger one, set train.grow_network)",
             ),
         };
-        let sha256 = sha256_of(weights)?;
+        let sha256 = sha256_of_file(weights)?;
         trainer.step = 0;
         trainer.samples_drawn = 0;
         trainer.samples_read = 0;
@@ -92,7 +93,7 @@ impl Trainer {
             return Ok(trainer);
         }
         let trainer = Trainer::resume_or_new(config, models, device, seed)?;
-        let sha256 = sha256_of(&from.weights)?;
+        let sha256 = sha256_of_file(&from.weights)?;
         match &trainer.lineage.parent {
             Some(parent) if parent.sha256 == sha256 => Ok(trainer),
             other => {
@@ -108,12 +109,6 @@ impl Trainer {
             }
         }
     }
-}
-
-/// The sha256 of a weights file, which names a parent.
-fn sha256_of(weights: &Path) -> Result<String> {
-    let bytes = std::fs::read(weights).with_context(|| format!("cannot read {}", weights.display()))?;
-    Ok(crate::durable::sha256_hex(&bytes))
 }
 
 /// All the compute behind a checkpoint; for one written before lineages,
