@@ -42,6 +42,24 @@ impl RecordedPlayer {
         };
         Ok(RecordedPlayer { name: spec.name(), weights, precision })
     }
+
+    /// Whether the two play alike: a network by its weights, precision and
+    /// play settings (its name past the file's stem, so the same weights
+    /// kept under two names are one player), any other player by its name.
+    fn same_as(&self, other: &RecordedPlayer) -> bool {
+        match (&self.weights, &other.weights) {
+            (Some(mine), Some(theirs)) => {
+                mine == theirs && self.precision == other.precision && settings(&self.name) == settings(&other.name)
+            }
+            (None, None) => self.name == other.name,
+            _ => false,
+        }
+    }
+}
+
+/// A network player's settings in its name: "(250 ms)" of "reference (250 ms)".
+fn settings(name: &str) -> &str {
+    name.rfind(" (").map_or(name, |at| &name[at..])
 }
 
 fn kind_name(kind: Kind) -> String {
@@ -67,7 +85,10 @@ pub struct MatchPiece {
 
 impl MatchPiece {
     fn same_match(&self, other: &MatchPiece) -> bool {
-        self.a == other.a && self.b == other.b && self.machine == other.machine && self.opening == other.opening
+        self.a.same_as(&other.a)
+            && self.b.same_as(&other.b)
+            && self.machine == other.machine
+            && self.opening == other.opening
     }
 }
 
@@ -147,6 +168,22 @@ mod tests {
         let on_another_machine =
             MatchPiece { machine: "Intel Xeon (2 cores, bf16 units)".into(), ..piece("aaaa", 1, 1) };
         assert_eq!(record(&path, on_another_machine).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn the_same_weights_under_another_name_are_the_same_player() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("target.jsonl");
+        record(&path, piece("aaaa", 1, 12)).unwrap();
+        let renamed = |name: &str, seed| {
+            let mut p = piece("aaaa", seed, 9);
+            p.a.name = name.into();
+            p
+        };
+        assert_eq!(record(&path, renamed("step-44091-ed2071a5 (250 ms)", 2)).unwrap().len(), 2);
+        let error = record(&path, renamed("tip (250 ms)", 1)).unwrap_err().to_string();
+        assert!(error.contains("seed 1"), "{error}");
+        assert_eq!(record(&path, renamed("reference (400 simulations)", 1)).unwrap().len(), 1, "another budget");
     }
 
     #[test]
