@@ -54,14 +54,28 @@ impl fmt::Display for Budget {
 /// (`...@250ms,batch=8`; by default [`TIMED_BATCH`] under a time budget
 /// and the config's `search.batch_size` under a simulation budget), and
 /// the precision of its forward passes (`...@250ms,bf16`; by default the
-/// config's `play.precision`), so that one match can pit the two.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// config's `play.precision`) and the temperature of its policy's softmax
+/// (`...@250ms,policy_temperature=1.4`; by default the config's
+/// `search.policy_temperature`), so that one match can pit the two.
+#[derive(Clone, Debug, PartialEq)]
 pub enum PlayerSpec {
     Random,
     Greedy,
-    Uct { playouts: u32 },
-    AlphaBeta { style: Style, limit: Limit },
-    Network { weights: PathBuf, budget: Budget, keep_tree: bool, batch: Option<usize>, precision: Option<Precision> },
+    Uct {
+        playouts: u32,
+    },
+    AlphaBeta {
+        style: Style,
+        limit: Limit,
+    },
+    Network {
+        weights: PathBuf,
+        budget: Budget,
+        keep_tree: bool,
+        batch: Option<usize>,
+        precision: Option<Precision>,
+        policy_temperature: Option<f32>,
+    },
 }
 
 impl PlayerSpec {
@@ -92,7 +106,7 @@ impl PlayerSpec {
                         (path, parse_search_options(options).with_context(|| format!("player '{text}'"))?)
                     }
                     None => {
-                        (text, SearchOptions { budget: default_budget, keep_tree: None, batch: None, precision: None })
+                        (text, SearchOptions::new(default_budget))
                     }
                 };
                 let weights = crate::model_source::weights_named(path).with_context(|| {
@@ -102,9 +116,10 @@ impl PlayerSpec {
                     )
                 })?;
                 let mut spec = PlayerSpec::network(weights, options.budget, options.keep_tree);
-                if let PlayerSpec::Network { batch, precision, .. } = &mut spec {
+                if let PlayerSpec::Network { batch, precision, policy_temperature, .. } = &mut spec {
                     *batch = options.batch;
                     *precision = options.precision;
+                    *policy_temperature = options.policy_temperature;
                 }
                 spec
             }
@@ -115,7 +130,7 @@ impl PlayerSpec {
     /// the tree under a time budget only.
     pub fn network(weights: PathBuf, budget: Budget, keep_tree: Option<bool>) -> PlayerSpec {
         let keep_tree = keep_tree.unwrap_or(matches!(budget, Budget::Time(_)));
-        PlayerSpec::Network { weights, budget, keep_tree, batch: None, precision: None }
+        PlayerSpec::Network { weights, budget, keep_tree, batch: None, precision: None, policy_temperature: None }
     }
 
     /// A short name for tables and rating files.
@@ -131,7 +146,7 @@ impl PlayerSpec {
                     Limit::Time(t) => format!("{name}:{}ms", t.as_millis()),
                 }
             }
-            PlayerSpec::Network { weights, budget, keep_tree, batch, precision } => {
+            PlayerSpec::Network { weights, budget, keep_tree, batch, precision, policy_temperature } => {
                 let stem =
                     weights.file_stem().map_or_else(|| weights.display().to_string(), |s| s.to_string_lossy().into());
                 let tree = match (budget, keep_tree) {
@@ -141,7 +156,8 @@ impl PlayerSpec {
                 };
                 let batch = batch.map(|n| format!(", batch {n}")).unwrap_or_default();
                 let precision = precision.map(|p| format!(", {}", p.name())).unwrap_or_default();
-                format!("{stem} ({budget}{tree}{batch}{precision})")
+                let temperature = policy_temperature.map(|t| format!(", policy temperature {t}")).unwrap_or_default();
+                format!("{stem} ({budget}{tree}{batch}{precision}{temperature})")
             }
         }
     }
@@ -160,8 +176,12 @@ impl PlayerSpec {
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
             PlayerSpec::Uct { playouts } => Box::new(Uct::new(*playouts, rand::SeedableRng::seed_from_u64(seed))),
             PlayerSpec::AlphaBeta { style, limit } => Box::new(AlphaBeta::with_style(*style, *limit, monotonic)),
-            PlayerSpec::Network { weights, budget, keep_tree, batch, precision: own } => {
-                let search = SearchConfig { batch_size: batch_size(*batch, *budget, search), ..*search };
+            PlayerSpec::Network { weights, budget, keep_tree, batch, precision: own, policy_temperature } => {
+                let search = SearchConfig {
+                    batch_size: batch_size(*batch, *budget, search),
+                    policy_temperature: policy_temperature.unwrap_or(search.policy_temperature),
+                    ..*search
+                };
                 let precision = own.unwrap_or(precision);
                 Box::new(NetworkPlayer::load(weights, device, precision, *budget, *keep_tree, &search)?)
             }
@@ -221,17 +241,32 @@ struct SearchOptions {
     keep_tree: Option<bool>,
     batch: Option<usize>,
     precision: Option<Precision>,
+    policy_temperature: Option<f32>,
 }
 
-/// Its budget, then any of `keep` or `fresh`, `batch=N` and a precision,
-/// comma-separated.
+impl SearchOptions {
+    /// `budget` and nothing else set.
+    fn new(budget: Budget) -> SearchOptions {
+        SearchOptions { budget, keep_tree: None, batch: None, precision: None, policy_temperature: None }
+    }
+}
+
+/// Its budget, then any of `keep` or `fresh`, `batch=N`, a precision and
+/// `policy_temperature=T`, comma-separated.
 fn parse_search_options(text: &str) -> Result<SearchOptions> {
     let mut parts = text.split(',');
     let budget = parse_budget(parts.next().unwrap_or_default())?;
-    let mut options = SearchOptions { budget, keep_tree: None, batch: None, precision: None };
+    let mut options = SearchOptions::new(budget);
     for part in parts {
         if let Some(precision) = Precision::parse(part) {
             options.precision = Some(precision);
+            continue;
+        }
+        if let Some(t) = part.strip_prefix("policy_temperature=") {
+            match t.parse::<f32>() {
+                Ok(t) if t > 0.0 && t <= 10.0 => options.policy_temperature = Some(t),
+                _ => bail!("'{part}': expected policy_temperature=T with T in (0, 10]"),
+            }
             continue;
         }
         match part {
@@ -242,7 +277,7 @@ fn parse_search_options(text: &str) -> Result<SearchOptions> {
                 Some(_) => bail!("'{part}': expected batch=N with N from 1 to 1024 (leaves evaluated at once)"),
                 None => bail!(
                     "'{part}': expected keep or fresh (whether the tree is kept between decisions), batch=N, \
-                     or a precision (fp32, bf16, fp16, auto)"
+                     a precision (fp32, bf16, fp16, auto) or policy_temperature=T"
                 ),
             },
         }
@@ -468,7 +503,8 @@ mod tests {
                 budget: quarter,
                 keep_tree: false,
                 batch: Some(16),
-                precision: None
+                precision: None,
+                policy_temperature: None
             }
         );
         assert_eq!(spec.name(), "w (250 ms, fresh, batch 16)");
@@ -481,13 +517,21 @@ mod tests {
                 budget: quarter,
                 keep_tree: true,
                 batch: None,
-                precision: bf16
+                precision: bf16,
+                policy_temperature: None
             }
         );
         assert_eq!(spec.name(), "w (250 ms, bf16)");
         for bad in ["batch=0", "batch=x", "batch="] {
             let err = PlayerSpec::parse(&format!("{}@64,{bad}", file.display()), sims).unwrap_err();
             assert!(format!("{err:#}").contains(&format!("'{bad}': expected batch=N")), "{err:#}");
+        }
+        let spec = PlayerSpec::parse(&format!("{}@400,policy_temperature=1.4", file.display()), sims).unwrap();
+        assert!(matches!(spec, PlayerSpec::Network { policy_temperature: Some(t), .. } if t == 1.4));
+        assert_eq!(spec.name(), "w (400 sims, policy temperature 1.4)");
+        for bad in ["policy_temperature=0", "policy_temperature=11", "policy_temperature=x"] {
+            let err = PlayerSpec::parse(&format!("{}@64,{bad}", file.display()), sims).unwrap_err();
+            assert!(format!("{err:#}").contains(&format!("'{bad}': expected policy_temperature=T")), "{err:#}");
         }
     }
 

@@ -137,7 +137,7 @@ impl Search {
     }
 
     fn apply(&mut self, leaves: Vec<Leaf>, evaluations: Vec<Evaluation>, config: &SearchConfig) {
-        self.tree.apply(leaves, evaluations);
+        self.tree.apply(leaves, evaluations, config);
         self.prepare_root(config);
     }
 }

@@ -45,6 +45,15 @@ pub struct SearchConfig {
     /// simulations below proven positions.
     #[serde(default)]
     pub solver: bool,
+    /// The priors are the network's policy softmax(logits / T) with this
+    /// T: above 1 the search spreads wider than the policy (Leela Chess
+    /// Zero's policy softmax temperature), 1 takes the policy as it is.
+    #[serde(default = "one")]
+    pub policy_temperature: f32,
+}
+
+fn one() -> f32 {
+    1.0
 }
 
 impl SearchConfig {
@@ -53,6 +62,7 @@ impl SearchConfig {
         check_positive("search.c_puct", self.c_puct as f64, 100.0)?;
         check_unit("search.fpu_reduction", self.fpu_reduction as f64)?;
         check_range("search.batch_size", self.batch_size as i64, 1, MAX_BATCH as i64)?;
+        check_positive("search.policy_temperature", self.policy_temperature as f64, 10.0)?;
         check_up_to("search.virtual_loss", self.virtual_loss as f64, 10.0)
     }
 }
@@ -64,7 +74,14 @@ pub const MAX_BATCH: usize = 256;
 /// the web board's engine uses when a request sends none.
 impl Default for SearchConfig {
     fn default() -> SearchConfig {
-        SearchConfig { c_puct: 1.5, fpu_reduction: 0.2, batch_size: 4, virtual_loss: 1.0, solver: false }
+        SearchConfig {
+            c_puct: 1.5,
+            fpu_reduction: 0.2,
+            batch_size: 4,
+            virtual_loss: 1.0,
+            solver: false,
+            policy_temperature: 1.0,
+        }
     }
 }
 
@@ -129,6 +146,19 @@ fn white_value_of(outcome_winner: Color) -> f32 {
     match outcome_winner {
         Color::White => 1.0,
         Color::Black => -1.0,
+    }
+}
+
+/// `priors` as softmax(logits / `temperature`) would give them: each raised
+/// to 1 / `temperature`, then normalised.
+fn with_temperature(priors: &mut [f32], temperature: f32) {
+    if temperature == 1.0 {
+        return;
+    }
+    priors.iter_mut().for_each(|p| *p = p.powf(1.0 / temperature));
+    let sum: f32 = priors.iter().sum();
+    if sum > 0.0 {
+        priors.iter_mut().for_each(|p| *p /= sum);
     }
 }
 
@@ -301,7 +331,7 @@ impl Tree {
             let leaves = self.gather_toward(target, config);
             let positions: Vec<Position> = leaves.iter().map(|leaf| *self.leaf_position(leaf)).collect();
             if !positions.is_empty() {
-                self.apply(leaves, evaluator.evaluate(&positions));
+                self.apply(leaves, evaluator.evaluate(&positions), config);
             }
         }
     }
@@ -346,9 +376,10 @@ impl Tree {
     }
 
     /// Expands gathered leaves with their evaluations and backs the values up.
-    pub fn apply(&mut self, leaves: Vec<Leaf>, evaluations: Vec<Evaluation>) {
+    pub fn apply(&mut self, leaves: Vec<Leaf>, evaluations: Vec<Evaluation>, config: &SearchConfig) {
         assert_eq!(leaves.len(), evaluations.len(), "one evaluation per leaf");
-        for (leaf, eval) in leaves.into_iter().zip(evaluations) {
+        for (leaf, mut eval) in leaves.into_iter().zip(evaluations) {
+            with_temperature(&mut eval.priors, config.policy_temperature);
             self.expand(leaf.node, &eval.actions, &eval.priors);
             self.nodes[leaf.node as usize].eval_value = eval.value;
             let player = self.nodes[leaf.node as usize].pos.to_act().expect("gathered leaves are not over");
@@ -538,6 +569,38 @@ mod tests {
             if e.visits > 0 {
                 assert!((e.value_sum / e.visits as f32 + 0.5).abs() < 1e-4, "black's edge value");
             }
+        }
+    }
+
+    /// The priors the tree expands with are softmax(logits / T): the
+    /// network's priors raised to 1/T and normalised.
+    #[test]
+    fn a_policy_temperature_flattens_the_priors() {
+        struct Skewed;
+        impl Evaluator for Skewed {
+            /// The first action has prior 0.5, the others share the rest.
+            fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
+                positions
+                    .iter()
+                    .map(|p| {
+                        let mut e = Evaluation::uniform(p, 0.0);
+                        let rest = 0.5 / (e.priors.len() - 1) as f32;
+                        e.priors = (0..e.priors.len()).map(|i| if i == 0 { 0.5 } else { rest }).collect();
+                        e
+                    })
+                    .collect()
+            }
+        }
+        for temperature in [1.0f32, 2.0, 0.5] {
+            let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
+            let config = SearchConfig { batch_size: 1, policy_temperature: temperature, ..SearchConfig::default() };
+            tree.run(&mut Skewed, 1, &config);
+            let priors: Vec<f32> = tree.children(tree.root).iter().map(|e| e.prior).collect();
+            let rest = 0.5 / (priors.len() - 1) as f32;
+            let (first, other) = (0.5f32.powf(1.0 / temperature), rest.powf(1.0 / temperature));
+            let sum = first + other * (priors.len() - 1) as f32;
+            assert!((priors[0] - first / sum).abs() < 1e-5, "T {temperature}: {} against {}", priors[0], first / sum);
+            assert!((priors.iter().sum::<f32>() - 1.0).abs() < 1e-5, "T {temperature}: a distribution");
         }
     }
 
