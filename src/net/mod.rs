@@ -290,6 +290,11 @@ pub struct Network {
 impl Network {
     /// A freshly initialised network (weights drawn from `seed`).
     pub fn new(config: &NetConfig, device: Device, seed: i64) -> Network {
+        // LibTorch has one random generator for the process: seeding it and
+        // drawing the weights is one step, or another thread's draws (another
+        // network built at the same time) would change these weights.
+        static INIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _drawing = INIT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         tch::manual_seed(seed);
         let vs = nn::VarStore::new(device);
         let net = PolicyValueNet::new(&vs.root(), config);
@@ -456,6 +461,31 @@ mod tests {
             assert!(mean <= value_tolerance / 10.0, "{precision:?}: values differ by {mean} on average");
         }
         assert_eq!(Precision::Auto.kind(Device::Cpu) == Kind::BFloat16, cpu_has_bf16());
+    }
+
+    /// A seed gives the same weights while other threads draw from
+    /// LibTorch's one random generator at the same time (other networks
+    /// built, other seeds set), as in `gipf loop` and in parallel tests.
+    #[test]
+    fn a_seed_gives_the_same_weights_beside_other_threads() {
+        let weights = |net: &Network| -> Vec<Vec<f32>> {
+            net.vs.trainable_variables().iter().map(|t| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()).collect()
+        };
+        let config = NetConfig { blocks: 2, channels: 16, ..TINY };
+        let alone = weights(&Network::new(&config, Device::Cpu, 7));
+        let built: Vec<_> = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..4)
+                .map(|i| {
+                    scope.spawn(move || {
+                        (0..20).map(|_| weights(&Network::new(&config, Device::Cpu, 7 + i % 2))).collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        for (i, nets) in built.iter().enumerate().filter(|(i, _)| i % 2 == 0) {
+            assert!(nets.iter().all(|w| *w == alone), "thread {i}: other weights from the same seed");
+        }
     }
 
     #[test]
