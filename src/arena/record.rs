@@ -28,28 +28,37 @@ pub struct RecordedPlayer {
     /// A network's forward passes: fp32, bf16 or fp16.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<String>,
+    /// How a network's forward pass ran ([`crate::net::FORWARD`]); none
+    /// in pieces recorded before it was named (the folded layers, NCHW).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward: Option<String>,
 }
 
 impl RecordedPlayer {
     /// How `spec` plays on `device`, the match's precision where it names none.
     pub fn of(spec: &PlayerSpec, device: Device, precision: Precision) -> Result<RecordedPlayer> {
-        let (weights, precision) = match spec {
+        let (weights, precision, forward) = match spec {
             PlayerSpec::Network { weights, precision: own, .. } => (
                 Some(sha256_of_file(weights)?[..16].to_string()),
                 Some(kind_name(own.unwrap_or(precision).kind(device))),
+                Some(crate::net::FORWARD.to_string()),
             ),
-            _ => (None, None),
+            _ => (None, None, None),
         };
-        Ok(RecordedPlayer { name: spec.name(), weights, precision })
+        Ok(RecordedPlayer { name: spec.name(), weights, precision, forward })
     }
 
-    /// Whether the two play alike: a network by its weights, precision and
-    /// play settings (its name past the file's stem, so the same weights
-    /// kept under two names are one player), any other player by its name.
+    /// Whether the two play alike: a network by its weights, precision,
+    /// forward pass and play settings (its name past the file's stem, so the
+    /// same weights kept under two names are one player), any other player
+    /// by its name.
     fn same_as(&self, other: &RecordedPlayer) -> bool {
         match (&self.weights, &other.weights) {
             (Some(mine), Some(theirs)) => {
-                mine == theirs && self.precision == other.precision && settings(&self.name) == settings(&other.name)
+                mine == theirs
+                    && self.precision == other.precision
+                    && self.forward == other.forward
+                    && settings(&self.name) == settings(&other.name)
             }
             (None, None) => self.name == other.name,
             _ => false,
@@ -141,6 +150,7 @@ mod tests {
             name: name.into(),
             weights: weights.map(Into::into),
             precision: weights.map(|_| "fp32".into()),
+            forward: weights.map(|_| crate::net::FORWARD.into()),
         }
     }
 
@@ -184,6 +194,22 @@ mod tests {
         let error = record(&path, renamed("tip (250 ms)", 1)).unwrap_err().to_string();
         assert!(error.contains("seed 1"), "{error}");
         assert_eq!(record(&path, renamed("reference (400 simulations)", 1)).unwrap().len(), 1, "another budget");
+    }
+
+    /// A faster forward pass is a stronger player at a time per action:
+    /// pieces played before it (recorded without a forward) and after it
+    /// are two matches.
+    #[test]
+    fn a_network_s_forward_pass_is_part_of_the_player() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("target.jsonl");
+        let mut before = piece("aaaa", 1, 12);
+        before.a.forward = None;
+        record(&path, before).unwrap();
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("forward"), "older lines read as they were");
+        assert_eq!(record(&path, piece("aaaa", 1, 9)).unwrap().len(), 1, "a match of its own");
+        assert_eq!(record(&path, piece("aaaa", 2, 9)).unwrap().len(), 2);
+        assert_eq!(read_pieces(&path).unwrap()[1].a.forward.as_deref(), Some(crate::net::FORWARD));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::search::Forward;
 mod folded;
 mod grow;
 use folded::FoldedNet;
+pub use folded::FORWARD;
 
 /// The shape of the network (what a checkpoint records with its weights).
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
