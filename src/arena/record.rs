@@ -15,7 +15,8 @@ use super::ratings::{read_lines, write_lines};
 use super::Tally;
 use crate::durable::sha256_of_file;
 use crate::net::Precision;
-use crate::players::PlayerSpec;
+use crate::players::{Budget, PlayerSpec};
+use crate::search::SearchConfig;
 
 /// A player as a record names it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,20 +33,30 @@ pub struct RecordedPlayer {
     /// in pieces recorded before it was named (the folded layers, NCHW).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forward: Option<String>,
+    /// The config's search settings that a network plays with and its name
+    /// does not say, where they differ from the defaults ("c_puct 2.5").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<String>,
 }
 
 impl RecordedPlayer {
-    /// How `spec` plays on `device`, the match's precision where it names none.
-    pub fn of(spec: &PlayerSpec, device: Device, precision: Precision) -> Result<RecordedPlayer> {
-        let (weights, precision, forward) = match spec {
-            PlayerSpec::Network { weights, precision: own, .. } => (
-                Some(sha256_of_file(weights)?[..16].to_string()),
-                Some(kind_name(own.unwrap_or(precision).kind(device))),
-                Some(crate::net::FORWARD.to_string()),
-            ),
-            _ => (None, None, None),
-        };
-        Ok(RecordedPlayer { name: spec.name(), weights, precision, forward })
+    /// How `spec` plays on `device`, with the match's precision and search
+    /// settings where it names none.
+    pub fn of(
+        spec: &PlayerSpec,
+        device: Device,
+        precision: Precision,
+        search: &SearchConfig,
+    ) -> Result<RecordedPlayer> {
+        let mut player =
+            RecordedPlayer { name: spec.name(), weights: None, precision: None, forward: None, search: None };
+        if let PlayerSpec::Network { weights, precision: own, .. } = spec {
+            player.weights = Some(sha256_of_file(weights)?[..16].to_string());
+            player.precision = Some(kind_name(own.unwrap_or(precision).kind(device)));
+            player.forward = Some(crate::net::FORWARD.to_string());
+            player.search = unnamed_settings(spec, search);
+        }
+        Ok(player)
     }
 
     /// Whether the two play alike: a network by its weights, precision,
@@ -58,6 +69,7 @@ impl RecordedPlayer {
                 mine == theirs
                     && self.precision == other.precision
                     && self.forward == other.forward
+                    && self.search == other.search
                     && settings(&self.name) == settings(&other.name)
             }
             (None, None) => self.name == other.name,
@@ -69,6 +81,32 @@ impl RecordedPlayer {
 /// A network player's settings in its name: "(250 ms)" of "reference (250 ms)".
 fn settings(name: &str) -> &str {
     name.rfind(" (").map_or(name, |at| &name[at..])
+}
+
+/// The settings of `search` a network `spec` plays with that differ from
+/// the defaults (cpu.toml's) and that the spec does not set itself.
+fn unnamed_settings(spec: &PlayerSpec, search: &SearchConfig) -> Option<String> {
+    let PlayerSpec::Network { budget, batch, policy_temperature, .. } = spec else { return None };
+    let default = SearchConfig::default();
+    let mut settings = Vec::new();
+    let mut differs = |name: &str, value: f32, default: f32| {
+        if value != default {
+            settings.push(format!("{name} {value}"));
+        }
+    };
+    differs("c_puct", search.c_puct, default.c_puct);
+    differs("fpu_reduction", search.fpu_reduction, default.fpu_reduction);
+    differs("virtual_loss", search.virtual_loss, default.virtual_loss);
+    if policy_temperature.is_none() {
+        differs("policy_temperature", search.policy_temperature, default.policy_temperature);
+    }
+    if batch.is_none() && matches!(budget, Budget::Simulations(_)) {
+        differs("batch_size", search.batch_size as f32, default.batch_size as f32);
+    }
+    if search.solver != default.solver {
+        settings.push(format!("solver {}", search.solver));
+    }
+    (!settings.is_empty()).then(|| settings.join(", "))
 }
 
 fn kind_name(kind: Kind) -> String {
@@ -151,6 +189,7 @@ mod tests {
             weights: weights.map(Into::into),
             precision: weights.map(|_| "fp32".into()),
             forward: weights.map(|_| crate::net::FORWARD.into()),
+            search: None,
         }
     }
 
@@ -210,6 +249,31 @@ mod tests {
         assert_eq!(record(&path, piece("aaaa", 1, 9)).unwrap().len(), 1, "a match of its own");
         assert_eq!(record(&path, piece("aaaa", 2, 9)).unwrap().len(), 2);
         assert_eq!(read_pieces(&path).unwrap()[1].a.forward.as_deref(), Some(crate::net::FORWARD));
+    }
+
+    /// A network's search settings from the config are part of the player
+    /// where its name does not say them; the defaults are recorded as before.
+    #[test]
+    fn search_settings_from_the_config_are_part_of_the_player() {
+        let weights = tempfile::NamedTempFile::new().unwrap();
+        let timed =
+            PlayerSpec::parse(&format!("{}@250ms", weights.path().display()), Budget::Simulations(400)).unwrap();
+        let of = |spec: &PlayerSpec, search: &SearchConfig| {
+            RecordedPlayer::of(spec, Device::Cpu, Precision::Fp32, search).unwrap()
+        };
+        let default = SearchConfig::default();
+        assert_eq!(of(&timed, &default).search, None);
+        let wider = SearchConfig { c_puct: 2.5, policy_temperature: 1.4, batch_size: 8, ..default };
+        assert_eq!(of(&timed, &wider).search.as_deref(), Some("c_puct 2.5, policy_temperature 1.4"));
+        assert!(!of(&timed, &wider).same_as(&of(&timed, &default)));
+        let named = PlayerSpec::parse(
+            &format!("{}@400,policy_temperature=2", weights.path().display()),
+            Budget::Simulations(400),
+        )
+        .unwrap();
+        assert_eq!(of(&named, &wider).search.as_deref(), Some("c_puct 2.5, batch_size 8"), "the name says T");
+        let classic = PlayerSpec::parse("classic:250ms", Budget::Simulations(400)).unwrap();
+        assert_eq!(of(&classic, &wider).search, None);
     }
 
     #[test]

@@ -184,8 +184,8 @@ fn piece_to_play(
 ) -> Result<MatchPiece> {
     let (device, precision) = (options.device, options.precision);
     let mut piece = MatchPiece {
-        a: RecordedPlayer::of(a, device, precision)?,
-        b: RecordedPlayer::of(b, device, precision)?,
+        a: RecordedPlayer::of(a, device, precision, &options.search)?,
+        b: RecordedPlayer::of(b, device, precision, &options.search)?,
         machine: machine_name(),
         opening: options.opening_actions,
         seed: options.seed,
