@@ -4,7 +4,7 @@
 //! layers run two. The same function as [`PolicyValueNet::forward_t`] in
 //! evaluation mode, to rounding. Weights and activations are laid out
 //! channels last (NHWC strides), as oneDNN's convolutions prefer: on a
-//! 2-core AMD EPYC in fp32 the forward pass takes about 1/1.2 of the time
+//! 2-core AMD EPYC in fp32 the forward pass takes about 1/1.25 of the time
 //! NCHW takes, at batches of 4 to 32.
 
 use tch::{nn, Kind, Tensor};
