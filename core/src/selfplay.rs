@@ -79,7 +79,7 @@ impl Default for SelfplayConfig {
             dirichlet_fraction: 0.25,
             forced_playouts: 0.0,
             gumbel_candidates: 0,
-            parallel_games: 16,
+            parallel_games: 32,
             search_threads: 0,
             shard_games: 16,
             shard_seconds: 60.0,
