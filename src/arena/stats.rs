@@ -28,14 +28,6 @@ impl Tally {
         (self.wins as f64 + 0.5 * self.draws as f64) / self.games().max(1) as f64
     }
 
-    /// The variance of one game's points for A (wins 1, draws 1/2, losses 0).
-    fn variance(&self) -> f64 {
-        let n = self.games().max(1) as f64;
-        let s = self.score();
-        (self.wins as f64 * (1.0 - s).powi(2) + self.draws as f64 * (0.5 - s).powi(2) + self.losses as f64 * s.powi(2))
-            / n
-    }
-
     /// The 95% interval of the score: Wilson's, which stays informative
     /// after a clean sweep (conservative when there are draws).
     pub fn score_interval(&self) -> (f64, f64) {
@@ -53,21 +45,15 @@ impl Tally {
     }
 
     /// The log-likelihood ratio of "A is `elo1` stronger" against "`elo0`
-    /// stronger" (the normal approximation of the trinomial GSPRT, as used
-    /// by Fishtest).
+    /// stronger": Wald's SPRT on each game's score, a win scoring A's
+    /// expected score under each hypothesis, a loss its complement, a draw
+    /// half of each. Exact for any number of games, where the normal
+    /// approximation Fishtest uses for thousands of games took five straight
+    /// wins (no variance) for proof.
     pub fn llr(&self, elo0: f64, elo1: f64) -> f64 {
-        let n = self.games() as f64;
-        if n == 0.0 {
-            return 0.0;
-        }
-        // All games alike (a sweep) give no variance; one more drawn game
-        // stands in for the uncertainty left.
-        let var = match self.variance() {
-            0.0 => Tally { draws: self.draws + 1, ..*self }.variance(),
-            v => v,
-        };
         let (s0, s1) = (score_of_elo(elo0), score_of_elo(elo1));
-        n * (s1 - s0) * (2.0 * self.score() - s0 - s1) / (2.0 * var)
+        let (won, lost) = (self.wins as f64 + self.draws as f64 / 2.0, self.losses as f64 + self.draws as f64 / 2.0);
+        won * (s1 / s0).ln() + lost * ((1.0 - s1) / (1.0 - s0)).ln()
     }
 }
 
@@ -226,6 +212,10 @@ mod tests {
         assert_eq!(sprt.decide(&Tally { wins: 40, losses: 0, draws: 0 }), SprtDecision::H1, "a sweep decides");
         assert_eq!(sprt.decide(&Tally { wins: 0, losses: 40, draws: 0 }), SprtDecision::H0);
         assert_eq!(sprt.decide(&Tally { wins: 2, losses: 0, draws: 0 }), SprtDecision::Continue);
+        // Five straight wins are not 50 Elo proven (a gate once promoted on them).
+        assert_eq!(sprt.decide(&Tally { wins: 5, losses: 0, draws: 0 }), SprtDecision::Continue);
+        assert_eq!(sprt.decide(&Tally { wins: 10, losses: 0, draws: 1 }), SprtDecision::Continue);
+        assert_eq!(sprt.decide(&Tally { wins: 0, losses: 8, draws: 0 }), SprtDecision::Continue);
         let (lower, upper) = sprt.bounds();
         assert!((upper - 2.944).abs() < 0.001 && (lower + 2.944).abs() < 0.001);
     }
