@@ -18,11 +18,14 @@
 #   MINUTES=120    training time of the leg; a leg stopped early resumes for
 #                  the minutes its checkpoints have not yet counted (their
 #                  lineage's hours) while runs/leg-N is still there
-#   GAMES=200 BUDGET=400 THREADS=2   the gate: BUDGET simulations per action
-#                  (400: about 140 ms on a 2-core AMD EPYC), or a time such as
-#                  250ms. Both sides have the same network shape, so equal
-#                  simulations are equal compute, and a gate in simulations
-#                  gives the same result on a busy machine as on a quiet one.
+#   GAMES=200 THREADS=2
+#   BUDGET=400     the gate: BUDGET simulations per action (400: about 140 ms
+#                  on a 2-core AMD EPYC), or a time such as 250ms. Where both
+#                  sides have the same network shape, equal simulations are
+#                  equal compute, and a gate in simulations gives the same
+#                  result on a busy machine as on a quiet one; where the
+#                  shapes differ (a grown network) the default is 250ms, equal
+#                  time, and the gate needs a quiet machine.
 #   SPRT=0,50      the gate stops early once a sequential probability ratio
 #                  test between these Elo differences decides (alpha = beta
 #                  = 0.05, `gipf arena --sprt`): at least 50 stronger is
@@ -44,7 +47,6 @@ CONFIG="${2:-configs/cpu.toml}"
 RUN="runs/leg-$N"
 MINUTES="${MINUTES:-120}"
 GAMES="${GAMES:-200}"
-BUDGET="${BUDGET:-400}"
 THREADS="${THREADS:-2}"
 SPRT="${SPRT-0,50}"
 LEG="${LEG:-1}"
@@ -70,6 +72,8 @@ if [ "$LEG" = 1 ]; then
     left=$((MINUTES - done_minutes))
     if [ "$left" -gt 0 ]; then
         echo "leg $N: training $left minutes from $from with $CONFIG in $RUN" >&2
+        # The defaults the leg's arm is told from, as they were when it ran.
+        [ -f "$RUN/base.toml" ] || cp configs/cpu.toml "$RUN/base.toml"
         # One SIGTERM, to the loop alone: it writes its games, saves its steps and exits.
         nice -n "$NICE" "$GIPF" loop --config "$CONFIG" --run "$RUN" --from "$from" &
         loop=$!
@@ -97,6 +101,11 @@ candidate="${CANDIDATE:-$(newest_checkpoint)}"
 candidate="${candidate:-models/tip.safetensors}"
 [ -n "$candidate" ] || { echo "leg $N: no checkpoint in $RUN/models" >&2; exit 1; }
 gate="$RUN/report/gate.txt"
+if [ -z "${BUDGET:-}" ]; then
+    BUDGET=400
+    same_shape="$(json "${candidate%.safetensors}.json" "d['network'] == json.load(open('models/reference.json'))['network']")"
+    [ "$same_shape" = True ] || BUDGET=250ms
+fi
 echo "leg $N: gating $candidate against the reference, $GAMES games at $BUDGET" >&2
 sprt=()
 [ -n "$SPRT" ] && sprt=(--sprt "$SPRT")
@@ -119,8 +128,11 @@ case "$verdict" in
 esac
 
 description="${candidate%.safetensors}.json"
-# The arm: the leg's config as its differences from configs/cpu.toml.
-arm="$(python3 - "$CONFIG" <<'EOF'
+# The arm: the leg's config as its differences from configs/cpu.toml as it
+# was when the leg trained.
+base=configs/cpu.toml
+[ -f "$RUN/base.toml" ] && base="$RUN/base.toml"
+arm="$(python3 - "$CONFIG" "$base" <<'EOF'
 import sys, tomllib
 def flat(table, prefix=""):
     for key, value in table.items():
@@ -128,8 +140,9 @@ def flat(table, prefix=""):
             yield from flat(value, f"{prefix}{key}.")
         else:
             yield f"{prefix}{key}", value
-base, leg = (dict(flat(tomllib.load(open(path, "rb")))) for path in ("configs/cpu.toml", sys.argv[1]))
-changed = [f"{key} = {value}" for key, value in leg.items() if base.get(key, value) != value]
+leg, base = (dict(flat(tomllib.load(open(path, "rb")))) for path in sys.argv[1:])
+toml = lambda value: str(value).lower() if isinstance(value, bool) else value
+changed = [f"{key} = {toml(value)}" for key, value in leg.items() if base.get(key, value) != value]
 print("configs/cpu.toml" + (" with " + ", ".join(changed) if changed else ""))
 EOF
 )"
