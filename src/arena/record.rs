@@ -84,28 +84,30 @@ fn settings(name: &str) -> &str {
 }
 
 /// The settings of `search` a network `spec` plays with that differ from
-/// the defaults (cpu.toml's) and that the spec does not set itself.
+/// the defaults (cpu.toml's) and that the spec does not set itself, every
+/// key of [`SearchConfig`] as it serializes.
 fn unnamed_settings(spec: &PlayerSpec, search: &SearchConfig) -> Option<String> {
     let PlayerSpec::Network { budget, batch, policy_temperature, .. } = spec else { return None };
-    let default = SearchConfig::default();
-    let mut settings = Vec::new();
-    let mut differs = |name: &str, value: f32, default: f32| {
-        if value != default {
-            settings.push(format!("{name} {value}"));
-        }
+    let named = |key: &str| match key {
+        "policy_temperature" => policy_temperature.is_some(),
+        // At a time per action the batch changes how fast, which the time measures.
+        "batch_size" => batch.is_some() || !matches!(budget, Budget::Simulations(_)),
+        _ => false,
     };
-    differs("c_puct", search.c_puct, default.c_puct);
-    differs("fpu_reduction", search.fpu_reduction, default.fpu_reduction);
-    differs("virtual_loss", search.virtual_loss, default.virtual_loss);
-    if policy_temperature.is_none() {
-        differs("policy_temperature", search.policy_temperature, default.policy_temperature);
-    }
-    if batch.is_none() && matches!(budget, Budget::Simulations(_)) {
-        differs("batch_size", search.batch_size as f32, default.batch_size as f32);
-    }
-    if search.solver != default.solver {
-        settings.push(format!("solver {}", search.solver));
-    }
+    let as_map = |config: &SearchConfig| match serde_json::to_value(config) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => unreachable!("SearchConfig serializes as a map"),
+    };
+    let (mine, default) = (as_map(search), as_map(&SearchConfig::default()));
+    let settings: Vec<String> = mine
+        .iter()
+        .filter(|(key, value)| !named(key) && default.get(*key) != Some(*value))
+        .map(|(key, value)| match value.as_f64() {
+            // The float settings are f32s, widened as they serialize.
+            Some(x) if value.is_f64() => format!("{key} {}", x as f32),
+            _ => format!("{key} {value}"),
+        })
+        .collect();
     (!settings.is_empty()).then(|| settings.join(", "))
 }
 
@@ -271,9 +273,30 @@ mod tests {
             Budget::Simulations(400),
         )
         .unwrap();
-        assert_eq!(of(&named, &wider).search.as_deref(), Some("c_puct 2.5, batch_size 8"), "the name says T");
+        assert_eq!(of(&named, &wider).search.as_deref(), Some("batch_size 8, c_puct 2.5"), "the name says T");
         let classic = PlayerSpec::parse("classic:250ms", Budget::Simulations(400)).unwrap();
         assert_eq!(of(&classic, &wider).search, None);
+    }
+
+    /// A key added to `[search]` is part of the player without a list to
+    /// remember: each setting changed alone shows up under its key.
+    #[test]
+    fn every_search_setting_is_part_of_the_player() {
+        let weights = tempfile::NamedTempFile::new().unwrap();
+        let spec = PlayerSpec::parse(&format!("{}@400", weights.path().display()), Budget::Simulations(400)).unwrap();
+        let default = serde_json::to_value(SearchConfig::default()).unwrap();
+        for (key, value) in default.as_object().unwrap() {
+            let changed = match value {
+                serde_json::Value::Bool(on) => serde_json::Value::Bool(!on),
+                serde_json::Value::Number(n) if n.is_u64() => serde_json::json!(n.as_u64().unwrap() + 1),
+                number => serde_json::json!(number.as_f64().unwrap() + 1.0),
+            };
+            let mut config = default.clone();
+            config[key] = changed;
+            let search: SearchConfig = serde_json::from_value(config).unwrap();
+            let player = RecordedPlayer::of(&spec, Device::Cpu, Precision::Fp32, &search).unwrap();
+            assert!(player.search.as_deref().is_some_and(|s| s.starts_with(key.as_str())), "{key}: {player:?}");
+        }
     }
 
     #[test]
