@@ -148,6 +148,7 @@ EOF
 )"
 budget_words="$BUDGET"
 [[ "$BUDGET" =~ ^[0-9]+$ ]] && budget_words="$BUDGET simulations"
+[[ "$BUDGET" =~ ^[0-9]+ms$ ]] && budget_words="${BUDGET%ms} ms per action"
 row="$(json "$description" "' | '.join([
     '$N', '\`$RUN\` step %d ($arm)' % d['step'], '%s step %d (%s)' % (d['lineage']['parent']['file'], d['lineage']['parent']['step'], d['lineage']['parent']['sha256'][:8]),
     '%.2f h, %s' % (d['lineage']['run']['hours'], d['lineage']['machine']),
