@@ -382,3 +382,15 @@ fn a_models_folder_says_when_it_plays_its_best_not_its_newest() {
         "{err}"
     );
 }
+
+/// A match whose output goes to a file (a gate in a log) says how it
+/// stands every 10 games, since the progress bar shows only on a terminal.
+#[test]
+fn a_match_logged_to_a_file_reports_its_progress() {
+    let out = gipf(&["arena", "random", "greedy", "--games", "20", "--device", "cpu"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for games in ["10/20 games: A", "20/20 games: A"] {
+        assert!(stderr.contains(games), "{games:?} in {stderr:?}");
+    }
+}

@@ -142,9 +142,15 @@ pub fn run(args: Args) -> Result<()> {
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos}/{len} games {msg}")
             .expect("valid progress template"),
     );
+    // Off a terminal (a gate's log) the bar is hidden: a line every 10 games.
+    let logged = bar.is_hidden();
     let report = play_match(&a, &b, &options, &mut |t| {
+        let standing = format!("A {}-{}-{} ({:.0}%)", t.wins, t.losses, t.draws, 100.0 * t.score());
+        if logged && t.games() % 10 == 0 {
+            eprintln!("{}/{} games: {standing}", t.games(), options.games);
+        }
         bar.set_position(t.games() as u64);
-        bar.set_message(format!("A {}-{}-{} ({:.0}%)", t.wins, t.losses, t.draws, 100.0 * t.score()));
+        bar.set_message(standing);
     })?;
     bar.finish_and_clear();
     println!("{}", summary(&report.tally));
