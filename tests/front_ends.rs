@@ -159,7 +159,13 @@ fn ratings_against_fixed_anchors() {
     let run_arg = run.path().to_str().unwrap();
     let anchors = ["--anchor", "alphabeta:1", "--anchor", "random", "--opponents", "0"];
     let args = [&["ratings", "--run", run_arg, "--games", "2", "--sims", "4"][..], &anchors, &TINY].concat();
-    let out = success(&gipf(&args, ""));
+    let done = gipf(&args, "");
+    let out = success(&done);
+    // Off a terminal (a script's log) each match is a line as it starts.
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    let started: Vec<&str> = stderr.lines().filter(|l| l.contains(" vs ")).collect();
+    assert_eq!(started.len(), 4, "{stderr}");
+    assert!(started.iter().any(|l| l.ends_with("step-00000005 vs alphabeta:1")), "{stderr}");
     assert!(out.contains("alphabeta:1") && out.contains("anchor"), "{out}");
     let matches = std::fs::read_to_string(run.path().join("arena/matches.jsonl")).unwrap();
     assert_eq!(matches.lines().count(), 4, "two checkpoints against two anchors: {matches}");

@@ -13,7 +13,8 @@ use gipf::net::{machine_name, parse_device};
 use gipf::players::{budget_from_options, Budget, PlayerSpec};
 use gipf::rules::Variant;
 use gipf::train::RunDir;
-use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::report::Progress;
 
 /// Settings shared by matches and ratings.
 #[derive(clap::Args)]
@@ -137,26 +138,16 @@ pub fn run(args: Args) -> Result<()> {
         None => None,
     };
     println!("A = {}, B = {}", a.name(), b.name());
-    let bar = ProgressBar::new(options.games as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos}/{len} games {msg}")
-            .expect("valid progress template"),
-    );
-    // Off a terminal (a gate's log) the bar is hidden: a line every 10 games.
-    let logged = bar.is_hidden();
+    // Off a terminal (a gate's log): a line every 10 games.
+    let progress = Progress::counting(options.games as u64, "games", 10);
     let report = play_match(&a, &b, &options, &mut |t| {
-        let standing = format!("A {}-{}-{} ({:.0}%)", t.wins, t.losses, t.draws, 100.0 * t.score());
-        if logged && t.games() % 10 == 0 {
-            eprintln!("{}/{} games: {standing}", t.games(), options.games);
-        }
-        bar.set_position(t.games() as u64);
-        bar.set_message(standing);
+        progress.set(t.games() as u64, format!("A {}-{}-{} ({:.0}%)", t.wins, t.losses, t.draws, 100.0 * t.score()));
     })?;
-    bar.finish_and_clear();
+    progress.finish();
     println!("{}", summary(&report.tally));
     println!("mean game length {:.1} actions", report.mean_length);
     for (side, think) in ["A", "B"].iter().zip(report.think) {
-        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         println!("{side} per action: mean {:.1} ms, max {:.1} ms", ms(think.mean()), ms(think.max));
     }
     if let (Some(sprt), Some(decision)) = (sprt, report.decision) {
@@ -246,18 +237,16 @@ pub fn ratings(args: RatingsArgs) -> Result<()> {
         budget,
         matches: args.common.options(None)?,
     };
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").expect("valid template"));
-    bar.enable_steady_tick(Duration::from_millis(250));
+    let progress = Progress::stages();
     if let Some(models) = &args.lineage {
-        let ratings = rate_lineage(models, &options, &mut |what| bar.set_message(what.to_string()))?;
-        bar.finish_and_clear();
+        let ratings = rate_lineage(models, &options, &mut |what| progress.stage(what))?;
+        progress.finish();
         return print_ratings(&ratings, &models.join("arena"));
     }
     let run = RunDir::open(&args.run)?;
     const ARENA_FILES: [&str; 3] = ["matches.jsonl", "ratings.jsonl", "ratings.png"];
     if let Some(store) = &run.store {
-        bar.set_message("downloading checkpoints");
+        progress.stage("downloading checkpoints");
         store.mirror_checkpoints("models", &run.models())?;
         // Matches played elsewhere are not played again.
         if store.get("arena/matches.jsonl")?.is_some() {
@@ -265,14 +254,14 @@ pub fn ratings(args: RatingsArgs) -> Result<()> {
             store.download("arena/matches.jsonl", &run.root.join("arena"))?;
         }
     }
-    let ratings = rate_run(&run.root, &options, &mut |what| bar.set_message(what.to_string()))?;
+    let ratings = rate_run(&run.root, &options, &mut |what| progress.stage(what))?;
     if let Some(store) = &run.store {
         for name in ARENA_FILES {
             let bytes = std::fs::read(run.root.join("arena").join(name))?;
             store.put(&format!("arena/{name}"), bytes)?;
         }
     }
-    bar.finish_and_clear();
+    progress.finish();
     print_ratings(&ratings, &run.root.join("arena"))?;
     if let Some(store) = &run.store {
         println!("and {}", ARENA_FILES.map(|name| store.url(&format!("arena/{name}"))).join(", "));

@@ -7,6 +7,7 @@ mod engine;
 mod export;
 mod looping;
 mod play;
+mod report;
 mod serve;
 mod tune;
 
