@@ -128,19 +128,22 @@ case "$verdict" in
 esac
 
 description="${candidate%.safetensors}.json"
-# The arm: the leg's config as its differences from configs/cpu.toml as it
-# was when the leg trained.
+# The arm: the config the candidate trained with (its description keeps
+# it, so a gate in a later session needs no copy of the leg's config file)
+# as its differences from configs/cpu.toml as it was when the leg trained.
 base=configs/cpu.toml
 [ -f "$RUN/base.toml" ] && base="$RUN/base.toml"
-arm="$(python3 - "$CONFIG" "$base" <<'EOF'
-import sys, tomllib
+arm="$(python3 - "$description" "$base" <<'EOF'
+import json, sys, tomllib
 def flat(table, prefix=""):
     for key, value in table.items():
         if isinstance(value, dict):
             yield from flat(value, f"{prefix}{key}.")
         else:
-            yield f"{prefix}{key}", value
-leg, base = (dict(flat(tomllib.load(open(path, "rb")))) for path in sys.argv[1:])
+            # The description's numbers went through f32: 0.2 reads 0.200000003.
+            yield f"{prefix}{key}", float(f"{value:.7g}") if isinstance(value, float) else value
+leg = dict(flat(json.load(open(sys.argv[1]))["config"]))
+base = dict(flat(tomllib.load(open(sys.argv[2], "rb"))))
 toml = lambda value: str(value).lower() if isinstance(value, bool) else value
 changed = [f"{key} = {toml(value)}" for key, value in leg.items() if base.get(key, value) != value]
 print("configs/cpu.toml" + (" with " + ", ".join(changed) if changed else ""))
