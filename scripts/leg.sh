@@ -58,7 +58,8 @@ scripts/setup-torch.sh
 cargo build --release --workspace --locked
 GIPF="${CARGO_TARGET_DIR:-target}/release/gipf"
 mkdir -p "$RUN/report"
-newest_checkpoint() { ls "$RUN"/models/step-*.safetensors 2>/dev/null | sort | tail -n 1; }
+# Nothing (not a failure) where the leg has no checkpoint, as in a later session.
+newest_checkpoint() { { ls "$RUN"/models/step-*.safetensors 2>/dev/null || true; } | sort | tail -n 1; }
 # json FILE EXPRESSION: a value of a checkpoint's description (d), in Python.
 json() { python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1"; }
 from=reference
