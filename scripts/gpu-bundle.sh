@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds the release binaries against LibTorch 2.11 (the PyTorch of the lent
-# GPU machine, which reaches no registry and has no Rust toolchain) and
-# gathers them, stripped, with the configs and scripts/gpu-check.sh into the
-# git-ignored folder .gpu/ (under 64 MiB), to be carried there:
+# Builds the release binaries against another LibTorch release (2.11 by
+# default), for a GPU machine whose PyTorch is fixed (a cluster image, a
+# container) and which has no Rust toolchain, and gathers them, stripped,
+# with the configs and scripts/gpu-check.sh into the git-ignored folder
+# .gpu/ (under 64 MiB), to be copied there:
 #
-#   scripts/gpu-bundle.sh            # then see docs/gpu.md for the command there
+#   scripts/gpu-bundle.sh            # then, there: .gpu/gpu-check.sh
 #
 # The same code builds against any LibTorch with the tch release made for it
 # (tch 0.26 for LibTorch 2.13, the default; 0.24 for 2.11): a copy of the

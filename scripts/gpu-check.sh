@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# The GPU check: shows that the binaries load LibTorch's CUDA backend and see
-# the GPU, then measures the GPU config's raw network throughput by batch
-# size and self-play against it (with its ratio to raw), each in float32 and
-# bf16, training in both (with and without data loading), and the trainer and
-# self-play side by side as a run uses them. Runs where nothing is
-# built or installed: from the bundle of scripts/gpu-bundle.sh (bin/ and
-# configs/ beside this script), or
-# in a checkout after `cargo build --release --workspace`. The LibTorch it
-# loads is the one of the machine's python3 (PYTHON to choose another).
+# Measures a GPU box (about 7 minutes): shows that the binaries load
+# LibTorch's CUDA backend and see the GPUs (`gipf info`), then the GPU
+# config's raw network by batch size in fp32 and bf16, self-play with one
+# and with two workers on one GPU (two batches in flight) with the GPU's busy
+# share, self-play's CPU side alone, training steps with and without data
+# loading, and `gipf loop` itself on every GPU for two minutes. Runs from a
+# checkout after `cargo build --release --workspace`, or from the bundle of
+# scripts/gpu-bundle.sh (bin/ and configs/ beside this script). The
+# LibTorch it loads is the one of the machine's python3 (PYTHON to choose
+# another).
 #
-#   .gpu/gpu-check.sh                  # on the GPU machine: about 7 minutes
-#   .gpu/gpu-check.sh --device cpu     # a dry run on a CPU (quick, cpu.toml)
+#   scripts/gpu-check.sh                  # on a GPU box: about 7 minutes
+#   scripts/gpu-check.sh --device cpu     # a dry run on a CPU (quick, cpu.toml)
 #
-# Figures go to stdout and to $OUT/gpu-check.txt ($OUT: the device tool's
-# output folder; /tmp when unset).
+# Figures go to stdout and to $OUT/gpu-check.txt (OUT: /tmp when unset).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 DEVICE=cuda
@@ -53,33 +53,44 @@ with_precision() {
     echo "$file"
 }
 FP32="$(with_precision fp32)" BF16="$(with_precision bf16)"
+# busy_while LABEL COMMAND...: runs the command, sampling the GPUs' busy
+# share (nvidia-smi's "sm" column, each second) meanwhile, and prints its mean.
+busy_while() {
+    local label="$1" samples="$WORK/busy-$1.txt"; shift
+    local dmon=""
+    if command -v nvidia-smi >/dev/null; then nvidia-smi dmon -s u -d 1 > "$samples" & dmon=$!; fi
+    "$@"
+    if [ -n "$dmon" ]; then
+        kill "$dmon" 2>/dev/null || true
+        awk -v label="$label" '!/^#/ && NF > 2 { sm += $2; n++ } END { if (n) printf "GPU busy (%s): %.0f%% of %d samples\n", label, sm / n, n }' "$samples"
+    fi
+}
+devices=auto && [ "$DEVICE" = cpu ] && devices=cpu
+echo "== what gipf sees, and the layout gipf loop would use"
+"$BIN/gipf" info --config "$CONFIG" --devices "$devices"
 echo "== raw network ($(basename "$CONFIG")), float32"
 "$BIN/gipf" bench net --config "$FP32" --device "$DEVICE" --seconds 3 --batches "$BATCHES"
-echo "== self-play against the bare network"
-"$BIN/selfplay" --config "$FP32" --device "$DEVICE" --out "$WORK/bench-games" --bench "$SECONDS_EACH"
 echo "== raw network ($(basename "$CONFIG")), bf16"
 "$BIN/gipf" bench net --config "$BF16" --device "$DEVICE" --seconds 3 --batches "$BATCHES"
-echo "== self-play against the bare network, bf16"
-"$BIN/selfplay" --config "$BF16" --device "$DEVICE" --out "$WORK/bench-games-bf16" --bench "$SECONDS_EACH"
+for workers in 1 2; do
+    echo "== self-play in bf16 against the bare network, $workers worker(s) on one device"
+    busy_while "selfplay-$workers" "$BIN/selfplay" --config "$BF16" --device "$DEVICE" --workers "$workers" \
+        --out "$WORK/bench-games-$workers" --bench "$SECONDS_EACH"
+done
 echo "== self-play's CPU side alone (no network)"
 "$BIN/selfplay" --config "$FP32" --device "$DEVICE" --out "$WORK/constant" --bench 15 --constant-network
 echo "== training (on quick games of the tiny config: samples do not depend on the network)"
 "$BIN/selfplay" --config "$CONFIGS/tiny.toml" --device cpu --games 60 --out "$WORK/run/games" >/dev/null 2>&1
 "$BIN/trainer" --config "$FP32" --device "$DEVICE" --run "$WORK/run" --bench "$TRAIN_SECONDS"
-echo "== training, bf16 steps (fp32 weights)"
-"$BIN/trainer" --config "$BF16" --device "$DEVICE" --run "$WORK/run" --bench "$TRAIN_SECONDS"
-echo "== the trainer and self-play side by side, $BOX_SECONDS s (min_samples 20000, so that training starts)"
+echo "== gipf loop on every device, $BOX_SECONDS s (min_samples 20000, so that training starts)"
 BOX="$WORK/box" BOX_CONFIG="$WORK/box.toml"
 sed -e 's/^min_samples = .*/min_samples = 20000/' "$CONFIG" > "$BOX_CONFIG"
-"$BIN/trainer" --config "$BOX_CONFIG" --device "$DEVICE" --run "$BOX" > "$WORK/box-trainer.log" 2>&1 &
-TRAINER=$!
-for _ in $(seq 60); do ls "$BOX"/models/*.safetensors >/dev/null 2>&1 && break; sleep 0.5; done
-"$BIN/selfplay" --config "$BOX_CONFIG" --device "$DEVICE" --out "$BOX/games" --model "$BOX/models" > "$WORK/box-selfplay.log" 2>&1 &
-SELFPLAY=$!
-if command -v nvidia-smi >/dev/null; then nvidia-smi dmon -s u -d 10 -c $((BOX_SECONDS / 10)) & fi
-sleep "$BOX_SECONDS"
-kill -INT "$SELFPLAY" "$TRAINER" || true
-wait "$SELFPLAY" "$TRAINER" || true
-tail -1 "$WORK/box-selfplay.log"
-grep -E 'max_reuse|training stopped' "$WORK/box-trainer.log" | tail -2
+"$BIN/gipf" loop --config "$BOX_CONFIG" --devices "$devices" --run "$BOX" > "$WORK/box.log" 2>&1 &
+LOOP=$!
+busy_while loop sleep "$BOX_SECONDS"
+kill -INT "$LOOP" || true
+wait "$LOOP" || true
+grep -E 'layout|threads:|self-play on|trainer:' "$WORK/box.log" | head -8
+grep -E 'self-play status' "$WORK/box.log" | tail -4
+grep -E 'max_reuse|training stopped|saved' "$WORK/box.log" | tail -2
 echo "== done; figures in $REPORT"

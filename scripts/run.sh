@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets up LibTorch, builds the release binaries and runs the main job: the
-# training loop with the CPU config in runs/main (self-play with the newest
-# checkpoint, training, a new checkpoint, again) until stopped. Started again,
-# it resumes where it stopped.
+# training loop in runs/main (self-play with the newest checkpoint, training,
+# a new checkpoint, again) until stopped, on every GPU with configs/gpu.toml
+# where LibTorch sees CUDA and on the CPU with configs/cpu.toml otherwise
+# (it says which at start; `scripts/run.sh gipf loop --config FILE --devices
+# LIST` chooses). Started again, it resumes where it stopped.
 # With arguments, runs one of the binaries instead: scripts/run.sh gipf rules ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,4 +19,4 @@ if [ $# -gt 0 ]; then
     bin="$1"; shift
     exec "$TARGET/release/$bin" "$@"
 fi
-exec "$TARGET/release/gipf" loop --config configs/cpu.toml --run runs/main
+exec "$TARGET/release/gipf" loop --config auto --run runs/main

@@ -21,6 +21,7 @@ pub use gipf_core::selfplay::SelfplayConfig;
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GameConfig {
+    /// The variant learned: `basic`, `standard` or `tournament` (docs/rules.md).
     pub variant: Variant,
     /// A game reaching this many actions ends and is scored as a draw.
     pub max_actions: u32,
@@ -57,8 +58,9 @@ pub fn warn_if_past_the_cores(what: &str, asked: usize) {
     }
 }
 
-/// This machine's cores (as its scheduler grants them to the process).
-fn cores() -> usize {
+/// This machine's cores (as its scheduler grants them to the process: its
+/// CPU affinity and cgroup quota, as Slurm and Kubernetes set them).
+pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
@@ -67,6 +69,17 @@ fn past_the_cores(what: &str, asked: usize, cores: usize) -> Option<String> {
 }
 
 impl Config {
+    /// What each process of a run asks of `cores`, for [`crate::layout::plan`].
+    pub fn budget(&self, cores: usize) -> crate::layout::Budget {
+        crate::layout::Budget {
+            cores,
+            trainer_threads: self.train.torch_threads.max(1) as usize,
+            play_threads: self.play.torch_threads.max(1) as usize,
+            workers_per_device: self.main_loop.workers,
+            search_threads: self.selfplay.search_threads,
+        }
+    }
+
     /// Self-play's search threads: `selfplay.search_threads`, or when 0 the
     /// cores left beside LibTorch's threads (idle threads spinning beside
     /// the forward pass slow it down on a small machine).
@@ -88,21 +101,28 @@ pub struct TrainConfig {
     /// device computes in it) steps a bf16 copy and keeps the weights in
     /// fp32; `fp16` trains in fp32 (it would need loss scaling).
     pub precision: Precision,
+    /// Samples in each training step's minibatch.
     pub batch_size: usize,
-    /// SGD with momentum; the rate is multiplied by `lr_drop_factor` every
-    /// `lr_drop_every` steps (0: never), and once more when the run has
-    /// trained `lr_drop_after_hours` (0: never; a drop late in a timed leg).
+    /// The learning rate of SGD with momentum, before any drop.
     pub learning_rate: f64,
+    /// The rate is multiplied by `lr_drop_factor` every this many steps (0: never).
     pub lr_drop_every: u64,
+    /// What each drop multiplies the learning rate by.
     pub lr_drop_factor: f64,
+    /// The rate is multiplied by `lr_drop_factor` once more when the run has
+    /// trained this many hours, counted across restarts (0: never; a drop
+    /// late in a timed run).
     pub lr_drop_after_hours: f64,
     /// A run started from a smaller network (`gipf loop --from`: fewer
     /// blocks, channels or value hidden units, the same options) grows it
     /// to `[network]`'s shape, its function kept (see `net::grow`);
     /// without it another shape is an error.
     pub grow_network: bool,
+    /// SGD's momentum.
     pub momentum: f64,
+    /// L2 weight decay of SGD.
     pub weight_decay: f64,
+    /// The value loss's weight against the policy loss's 1.
     pub value_loss_weight: f64,
     /// Every position of a game is a value target (the game's result), not
     /// only the fully searched ones, which alone carry a policy target.
@@ -123,10 +143,12 @@ pub struct TrainConfig {
     /// average of the trained weights with this half-life in steps, at most
     /// a quarter of the steps so far; 0 publishes the trained weights.
     pub average_half_life: u64,
-    /// The window of recent samples grows with the run: a `window_fraction`
-    /// of all samples seen, at least `window_min` and at most `window_max`.
+    /// The window of recent samples grows with the run, a `window_fraction`
+    /// of all samples seen: its smallest size, in samples.
     pub window_min: usize,
+    /// The window's largest size, in samples.
     pub window_max: usize,
+    /// The window's share of all samples seen.
     pub window_fraction: f64,
     /// Training waits for this many samples before its first step.
     pub min_samples: usize,
@@ -141,19 +163,28 @@ pub struct TrainConfig {
     /// older ones the first of every `keep_every_steps` steps (and the best
     /// one under gating); `keep_last = 0` keeps every checkpoint.
     pub keep_last: usize,
+    /// Of the checkpoints older than the newest `keep_last`, the first of
+    /// every this many steps is kept (0: none of them).
     pub keep_every_steps: u64,
 }
 
 /// What `gipf loop` alone reads: how its self-play runs beside its trainer.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoopConfig {
-    /// Self-play workers beside the trainer: threads that each play
-    /// `selfplay.parallel_games` games with the newest checkpoint while the
-    /// trainer trains on what they wrote, paced by `train.max_reuse`, so that
-    /// every core works; they divide self-play's search threads among them.
-    /// 0: generations in turn, `games_per_generation` games of self-play and
-    /// then a generation's training (required with `[gate]`).
+    /// The devices of the run (`gipf loop --devices` overrides it): `auto`
+    /// (every GPU LibTorch sees, else the CPU), `all` (every GPU), or a list
+    /// such as `cuda:0,cuda:2` or `cpu`. The trainer runs on the first, self-play
+    /// workers on each (see `layout::plan`).
+    pub devices: String,
+    /// Self-play workers on each device, beside the trainer: threads that
+    /// each play `selfplay.parallel_games` games with the newest checkpoint
+    /// while the trainer trains on what they wrote, paced by
+    /// `train.max_reuse`; they divide the cores the trainer leaves. Two on a
+    /// GPU keep it busy (one's batch runs while the other's is gathered).
+    /// 0: generations in turn on the first device, `games_per_generation`
+    /// games of self-play and then a generation's training (required with
+    /// `[gate]`).
     pub workers: usize,
     /// Games of self-play of each generation in turn; only with `workers = 0`.
     pub games_per_generation: Option<u64>,
@@ -222,6 +253,18 @@ const SHIPPED: [(&str, &str); 3] = [
     ("gpu.toml", include_str!("../configs/gpu.toml")),
     ("tiny.toml", include_str!("../configs/tiny.toml")),
 ];
+
+/// The shipped configuration for a machine whose LibTorch sees `cuda_count`
+/// GPUs, and why: `configs/gpu.toml` on every GPU, else `configs/cpu.toml`.
+pub fn shipped_for(cuda_count: usize) -> (&'static Path, String) {
+    match cuda_count {
+        0 => (
+            Path::new("configs/cpu.toml"),
+            "LibTorch sees no CUDA device (a CPU build, or no driver or GPU)".to_string(),
+        ),
+        n => (Path::new("configs/gpu.toml"), format!("LibTorch sees {n} CUDA device{}", if n == 1 { "" } else { "s" })),
+    }
+}
 
 impl Config {
     /// Reads and checks a configuration file. A shipped one named as in the
@@ -323,6 +366,8 @@ impl Config {
     fn validate_loop(&self) -> Result<()> {
         let l = &self.main_loop;
         check_range("loop.workers", l.workers as i64, 0, 256)?;
+        // The list's form; the GPUs named are checked where the run starts.
+        crate::layout::parse_devices(&l.devices, crate::layout::MAX_DEVICES).context("loop.devices")?;
         match (l.workers, l.games_per_generation) {
             (0, None) => bail!("loop.games_per_generation is needed with loop.workers = 0 (generations in turn)"),
             (0, Some(games)) => Ok(check_range("loop.games_per_generation", games as i64, 1, 1_000_000)?),
@@ -359,6 +404,27 @@ fn memory_bytes() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The main job's config follows what LibTorch sees: the GPU config on
+    /// any GPU (every one of them: its `loop.devices` is `auto`), else the
+    /// CPU config; both are shipped and parse.
+    #[test]
+    fn the_shipped_config_follows_the_gpus_seen() {
+        let (cpu, why) = shipped_for(0);
+        assert_eq!(cpu, Path::new("configs/cpu.toml"));
+        assert!(why.contains("no CUDA device"), "{why}");
+        for n in [1, 8] {
+            let (gpu, why) = shipped_for(n);
+            assert_eq!(gpu, Path::new("configs/gpu.toml"));
+            assert!(why.contains(&format!("sees {n} CUDA device")), "{why}");
+        }
+        let gpu = Config::load(Path::new("configs/gpu.toml")).unwrap();
+        assert_eq!(gpu.main_loop.devices, "auto");
+        assert_eq!(gpu.main_loop.workers, 2, "two batches in flight a GPU");
+        let eight = crate::layout::parse_devices(&gpu.main_loop.devices, 8).unwrap();
+        assert_eq!(crate::layout::plan(&eight, gpu.budget(64)).unwrap().workers.len(), 16);
+        assert!(Config::load(cpu).is_ok());
+    }
 
     /// The core's default search settings, which the web board's engine
     /// uses, are configs/cpu.toml's.

@@ -110,24 +110,29 @@ fn the_loop_runs_generations_and_resumes_where_it_stopped() {
     assert!(!names("logs").is_empty());
 }
 
-/// With `loop.workers`, self-play runs in threads beside the trainer:
-/// games come from every worker, training stops after the generations asked
+/// With `loop.workers`, self-play runs in threads beside the trainer, on
+/// each device of `--devices`: games come from every worker, the threads
+/// add up to the cores given, training stops after the generations asked
 /// (checkpoints of `steps_per_generation` steps), and the workers with it.
 #[test]
-fn the_loop_with_workers_trains_beside_them_and_stops() {
+fn the_loop_on_several_devices_trains_beside_their_workers_and_stops() {
     let dir = tempfile::tempdir().unwrap();
     let tiny = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tiny.toml")).unwrap();
     let config = dir.path().join("workers.toml");
-    let workers = tiny.replace("workers = 0\ngames_per_generation = 2\n", "workers = 2\n");
+    let workers = tiny.replace("workers = 0\ngames_per_generation = 2\n", "workers = 1\n");
     // Each sample read once: the 10 steps need several games, more than one
     // worker finishes while the other is still on its first.
     let workers = workers.replace("max_reuse = 8.0", "max_reuse = 1.0");
     std::fs::write(&config, workers.replace("[train]", "shard_games = 1\n\n[train]")).unwrap();
     let run = dir.path().join("run");
     let (config, run_arg) = (config.to_str().unwrap(), run.to_str().unwrap());
-    let out = gipf(&["loop", "--config", config, "--run", run_arg, "--generations", "2", "--device", "cpu"]);
+    let args = ["loop", "--config", config, "--run", run_arg, "--generations", "2", "--devices", "cpu,cpu"];
+    let out = gipf(&[&args[..], &["--cores", "6"]].concat());
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
+    // The trainer's thread, and each worker's LibTorch thread and its share of the 3 search threads.
+    assert!(log.contains("self-play on cpu: 2 workers, each 1 LibTorch threads and 2/1 search threads"), "{log}");
+    assert!(log.contains("threads: 6 on 6 cores"), "{log}");
     assert!(log.contains("self-play workers started beside the trainer workers=2"), "{log}");
     let mut models: Vec<String> = std::fs::read_dir(run.join("models"))
         .unwrap()
@@ -142,6 +147,25 @@ fn the_loop_with_workers_trains_beside_them_and_stops() {
         .map(|game| game.worker.expect("each game names its worker"))
         .collect();
     assert_eq!(workers.len(), 2, "games from both workers: {workers:?}");
+}
+
+/// `gipf info` names the machine and prints the layout a run would take,
+/// as `gipf loop` plans it, with the commands of separate processes.
+#[test]
+fn info_prints_the_machine_and_the_layout() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new(env!("CARGO_BIN_EXE_gipf"))
+        .args(["info", "--config", "configs/cpu.toml", "--devices", "cpu,cpu", "--cores", "11"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("CUDA: not available"), "{text}");
+    // cpu.toml: two workers a device, one trainer thread: 1 + 4 x 1 + (2 + 2 + 1 + 1) = 11.
+    assert!(text.contains("self-play on cpu: 4 workers, each 1 LibTorch threads and 2/2/1/1 search threads"), "{text}");
+    assert!(text.contains("threads: 11 on 11 cores"), "{text}");
+    assert_eq!(text.matches("selfplay --device cpu --cores").count(), 4, "{text}");
 }
 
 /// `gipf loop --from` starts a new run from a model: its first checkpoint

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs scripts/slurm/gipf.sbatch on a real Slurm: a one-node cluster on this
 # machine (Debian's slurm-wlm, installed and started when none answers; needs
-# root), a job array of one trainer and two workers on the tiny config and a
-# local run folder; checks that the trainer reached its steps and both workers'
-# games are there. About a minute after the build.
+# root), a job array of one trainer and two self-play tasks of two workers
+# each on the tiny config and a local run folder; checks that the trainer
+# reached its steps and every worker's games are there. About a minute after the build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if ! command -v sbatch >/dev/null; then
@@ -69,4 +69,4 @@ games=$(for f in "$run"/games/shard-*; do zstd -dc "$f"; done | wc -l)
 workers=$(ls "$run/games" | sed -E 's/^shard-[0-9]+-(.*)-[0-9]+\.jsonl\.zst$/\1/' | sort -u | wc -l)
 kind=folder && [ "${RUN#s3://}" != "$RUN" ] && kind=s3
 echo "slurm ($kind run): trainer reached step 20; $games games from $workers workers"
-[ "$games" = 12 ] && [ "$workers" = 2 ]
+[ "$games" = 12 ] && [ "$workers" = 4 ]

@@ -8,9 +8,10 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Parser;
 use gipf::config::Config;
+use gipf::layout::{plan, Budget};
 use gipf::model_source::ModelSource;
 use gipf::net::parse_device;
-use gipf::selfplay::{play, PlayOptions};
+use gipf::selfplay::{play_workers, PlayOptions};
 
 #[derive(Parser)]
 #[command(name = "selfplay", version, about = "Self-play game generator for GIPF")]
@@ -35,6 +36,15 @@ struct Args {
     /// auto, cpu, cuda or cuda:N.
     #[arg(long, default_value = "auto")]
     device: String,
+    /// The cores this process may use: its LibTorch threads (play.torch_threads), and search threads
+    /// for the rest where selfplay.search_threads = 0 (default: every core the process may run on).
+    /// `gipf info` divides a machine among a trainer and several of these.
+    #[arg(long)]
+    cores: Option<usize>,
+    /// Self-play workers in this process, each with its copy of the network, dividing its cores: two keep
+    /// a GPU busy (one's batch runs while the other gathers its next).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    workers: u16,
     /// Seed for reproducible games; without it, a fresh one from the
     /// operating system, so that no two processes play the same games.
     #[arg(long)]
@@ -68,8 +78,20 @@ fn main() {
 }
 
 fn run_args(args: Args) -> Result<()> {
-    let config = Config::load(&args.config)?;
+    let mut config = Config::load(&args.config)?;
     let device = parse_device(&args.device)?;
+    let cores = args.cores.unwrap_or_else(gipf::config::cores);
+    anyhow::ensure!((1..=65_536).contains(&cores), "--cores {cores}: expected 1 to 65536");
+    // No trainer: the cores the workers' LibTorch threads leave search.
+    let budget = Budget { trainer_threads: 0, workers_per_device: args.workers.into(), ..config.budget(cores) };
+    let places = plan(&[device], budget)?.workers;
+    config.selfplay.search_threads = places[0].search_threads;
+    tracing::info!(
+        workers = places.len(),
+        threads = places.iter().map(|w| w.threads()).sum::<usize>(),
+        cores,
+        "self-play layout"
+    );
     let seed = args.seed.unwrap_or_else(rand::random);
     let worker = match args.worker {
         Some(worker) => {
@@ -95,7 +117,7 @@ fn run_args(args: Args) -> Result<()> {
         ..PlayOptions::new(config.clone(), out, ModelSource::from_arg(args.model.as_deref())?, worker)
     };
     let Some(seconds) = args.bench else {
-        let report = play(options)?;
+        let report = play_workers(options, &places)?;
         println!(
             "{} games, {} actions, {:.0} network evaluations/s (mean batch {:.1}) in {:.1} s; \
              {} shards, {:.0} bytes a game",
@@ -110,10 +132,11 @@ fn run_args(args: Args) -> Result<()> {
         return Ok(());
     };
     anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--bench must be a positive number of seconds");
-    let report = play(PlayOptions { duration: Some(Duration::from_secs_f64(seconds)), games: None, ..options })?;
+    let options = PlayOptions { duration: Some(Duration::from_secs_f64(seconds)), games: None, ..options };
+    let report = play_workers(options, &places)?;
     let achieved = report.evaluations_per_second();
     if args.constant_network {
-        let threads = config.search_threads();
+        let threads: usize = places.iter().map(|w| w.search_threads).sum();
         println!(
             "self-play CPU side (no network): {achieved:.0} evaluations/s at mean batch {:.1} with {threads} search \
              threads, {:.0} per thread ({} games)",

@@ -22,11 +22,11 @@ pub use folded::FORWARD;
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetConfig {
-    /// Residual blocks in the tower (1..=64).
+    /// Residual blocks in the tower.
     pub blocks: usize,
-    /// Channels of the tower (4..=512).
+    /// Channels of the tower's convolutions.
     pub channels: i64,
-    /// Width of the value head's hidden layer (4..=1024).
+    /// Width of the value head's hidden layer.
     pub value_hidden: i64,
     /// The value head also reads the tower's mean over the board, channel by
     /// channel (global pooling, as in KataGo's heads).
@@ -338,7 +338,12 @@ impl Network {
     /// norm folded into the convolution before it (a fifth more positions
     /// per second on a CPU). For play only: the folded copy does not follow
     /// later changes to the weights, and such a network is not trained.
+    /// On CUDA, cuDNN's autotuner picks each convolution's fastest
+    /// algorithm for the batch sizes it meets (self-play's stay close).
     pub fn prepare_for_play(&mut self, precision: Precision) {
+        if self.device().is_cuda() {
+            tch::Cuda::cudnn_set_benchmark(true);
+        }
         self.kind = precision.kind(self.device());
         self.folded = Some(FoldedNet::new(&self.net, self.kind));
     }

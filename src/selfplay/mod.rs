@@ -24,8 +24,9 @@ use crate::search::{Batched, NotFinite};
 pub use crate::search::{ConstantForward, Forward};
 pub use gipf_core::selfplay::SelfplayGame;
 
+pub mod overlap;
 mod play;
-pub use play::{play, PlayOptions, PlayReport};
+pub use play::{play, play_workers, PlayOptions, PlayReport};
 
 /// Counts since the generator started.
 #[derive(Clone, Copy, Debug, Default)]

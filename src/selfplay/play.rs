@@ -26,6 +26,7 @@ use crate::store::Store;
 const STATUS_EVERY: Duration = Duration::from_secs(60);
 
 /// What [`run`] is asked to do; [`PlayOptions::new`] gives the defaults.
+#[derive(Clone)]
 pub struct PlayOptions {
     pub config: Config,
     /// Folder for the shards of finished games (created if missing).
@@ -164,6 +165,67 @@ pub fn play(options: PlayOptions) -> Result<PlayReport> {
     }
     let (seconds, stats) = (elapsed(&probe), generator.stats);
     Ok(PlayReport { stats, seconds, raw: probe.report(), shards: sink.writer.shards(), shard_bytes: sink.writer.bytes })
+}
+
+/// Plays with a worker at each of `places` (its device and threads) at
+/// once, each on a thread of its own with its own copy of the network, so
+/// that one worker's batch runs while another gathers its next one: worker
+/// `w` is named `{worker}.{w}` and seeded apart, the games are divided among
+/// them, and with an upload each has an outbox of its own under `out`. One
+/// place plays as [`play`]. Returns their reports summed.
+pub fn play_workers(options: PlayOptions, places: &[crate::layout::Worker]) -> Result<PlayReport> {
+    let for_worker = |w: usize| -> PlayOptions {
+        let mut one = options.clone();
+        one.config.selfplay.search_threads = places[w].search_threads;
+        one.device = places[w].device;
+        if places.len() > 1 {
+            let n = places.len() as u64;
+            one.worker = format!("{}.{w}", options.worker);
+            one.seed = options.seed ^ (w as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            one.games = options.games.map(|games| games / n + u64::from((w as u64) < games % n));
+            one.progress = options.progress && w == 0;
+            if one.upload.is_some() {
+                one.out = options.out.join(w.to_string());
+            }
+        }
+        one
+    };
+    if places.len() == 1 {
+        return play(for_worker(0));
+    }
+    let reports: Vec<Result<PlayReport>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..places.len()).map(|w| scope.spawn(move || play(for_worker(w)))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a self-play worker panicked"))))
+            .collect()
+    });
+    let mut total = reports.into_iter().collect::<Result<Vec<_>>>()?.into_iter();
+    let first = total.next().expect("a worker");
+    Ok(total.fold(first, PlayReport::add))
+}
+
+impl PlayReport {
+    /// Two workers' reports as one: counts added, the longer time (they ran
+    /// at once), the first's probe.
+    fn add(self, other: PlayReport) -> PlayReport {
+        let (a, b) = (self.stats, other.stats);
+        let stats = Stats {
+            games: a.games + b.games,
+            actions: a.actions + b.actions,
+            finished_actions: a.finished_actions + b.finished_actions,
+            evaluations: a.evaluations + b.evaluations,
+            batches: a.batches + b.batches,
+            forward_seconds: a.forward_seconds + b.forward_seconds,
+        };
+        PlayReport {
+            stats,
+            seconds: self.seconds.max(other.seconds),
+            shards: self.shards + other.shards,
+            shard_bytes: self.shard_bytes + other.shard_bytes,
+            raw: self.raw.or(other.raw),
+        }
+    }
 }
 
 /// Whether the run's time is up or it was asked to stop (a signal among

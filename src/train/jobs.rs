@@ -19,6 +19,7 @@ use crate::arena;
 use crate::checkpoint::LATEST_FILE;
 use crate::checkpoint::{newest_checkpoint, prune, read_meta};
 use crate::config::{Config, TrainConfig};
+use crate::layout::Layout;
 use crate::lease::Lease;
 use crate::model_source::ModelSource;
 use crate::selfplay::{self, PlayOptions};
@@ -248,10 +249,20 @@ fn games_destination(run: &RunDir, outbox: &str) -> Result<(PathBuf, Option<Arc<
 /// (or forever). Stopping it at any point loses at most the game or the
 /// training chunk in flight; started again, it resumes from the newest
 /// checkpoint and the games on disk.
-pub fn training_loop(config: &Config, run: &RunDir, how: &Start, generations: Option<u64>) -> Result<()> {
+///
+/// The trainer runs on `layout.trainer`, self-play on `layout.workers` (see
+/// [`crate::layout::plan`]); generations in turn (`loop.workers = 0`) run on
+/// the trainer's device.
+pub fn training_loop(
+    config: &Config,
+    run: &RunDir,
+    how: &Start,
+    layout: &Layout,
+    generations: Option<u64>,
+) -> Result<()> {
     // Validated: generations in turn have their games, workers none.
     let Some(games_per_generation) = config.main_loop.games_per_generation else {
-        return loop_with_workers(config, run, how, generations);
+        return loop_with_workers(config, run, how, layout, generations);
     };
     let (device, seed) = (how.device, how.seed);
     let (mut trainer, mut logs, mut publisher) = start(config, run, how)?;
@@ -340,33 +351,38 @@ fn gate_checkpoint(
     Ok(())
 }
 
-/// The loop with `loop.workers` self-play threads beside the trainer (a
-/// GPU box's two processes, in one): each worker plays with the newest
-/// checkpoint and writes its games in shards, the trainer trains on them as
-/// they appear, paced by `train.max_reuse`, and writes a checkpoint every
+/// The loop with the layout's self-play workers beside the trainer (a GPU
+/// box's processes, in one): each worker plays with the newest checkpoint
+/// on its device and writes its games in shards, the trainer trains on them
+/// as they appear, paced by `train.max_reuse`, and writes a checkpoint every
 /// `steps_per_generation` steps; `generations` counts those checkpoints.
 /// Stopped by a signal ([`crate::stop`]), it writes the finished games and
 /// saves its steps; killed, it loses the games not yet written (see
 /// `selfplay.shard_games`) and the steps since the last checkpoint.
-fn loop_with_workers(config: &Config, run: &RunDir, how: &Start, generations: Option<u64>) -> Result<()> {
-    let (device, seed) = (how.device, how.seed);
+fn loop_with_workers(
+    config: &Config,
+    run: &RunDir,
+    how: &Start,
+    layout: &Layout,
+    generations: Option<u64>,
+) -> Result<()> {
+    let seed = how.seed;
     let started = start(config, run, how)?;
     let total_steps = generations.map(|n| started.0.step + n * config.train.steps_per_generation);
     let stop = Arc::new(AtomicBool::new(false));
     let name = crate::shards::new_worker_id();
-    // The workers share the search threads of one self-play process.
-    let mut worker_config = config.clone();
-    worker_config.selfplay.search_threads = (config.search_threads() / config.main_loop.workers).max(1);
     let mut workers = Vec::new();
-    for w in 0..config.main_loop.workers {
+    for (w, place) in layout.workers.iter().enumerate() {
+        let mut worker_config = config.clone();
+        worker_config.selfplay.search_threads = place.search_threads;
         // Each worker uploads from its own outbox.
         let (out, upload) = games_destination(run, &format!("outbox-{w}"))?;
         let options = PlayOptions {
-            device,
+            device: place.device,
             seed: self_play_seed(seed, w as u64),
             upload,
             stop: Some(stop.clone()),
-            ..PlayOptions::new(worker_config.clone(), out, ModelSource::Folder(run.models()), format!("{name}.{w}"))
+            ..PlayOptions::new(worker_config, out, ModelSource::Folder(run.models()), format!("{name}.{w}"))
         };
         let worker = std::thread::Builder::new().name(format!("selfplay-{w}")).spawn(move || selfplay::play(options));
         workers.push(worker.context("cannot start a self-play worker")?);

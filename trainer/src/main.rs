@@ -29,6 +29,10 @@ struct Args {
     /// auto, cpu, cuda or cuda:N.
     #[arg(long, default_value = "auto")]
     device: String,
+    /// The cores this process may use: its LibTorch threads (default: train.torch_threads, which on a GPU
+    /// only launch kernels). `gipf info` divides a machine among a trainer and self-play processes.
+    #[arg(long)]
+    cores: Option<usize>,
     /// Seed of the training batches (and of a fresh network).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -52,8 +56,12 @@ fn main() {
 }
 
 fn run_args(args: Args) -> Result<()> {
-    let config = Config::load(&args.config)?;
+    let mut config = Config::load(&args.config)?;
     let device = parse_device(&args.device)?;
+    if let Some(cores) = args.cores {
+        anyhow::ensure!((1..=256).contains(&cores), "--cores {cores}: expected 1 to 256");
+        config.train.torch_threads = cores as i32;
+    }
     tch::set_num_threads(config.train.torch_threads);
     let run_dir = RunDir::open(&args.run.to_string_lossy())?;
     match args.bench {

@@ -14,6 +14,7 @@ use gipf::config::Config;
 use gipf::net::{parse_device, Network};
 use gipf::players::Style;
 use gipf::rules::Variant;
+use gipf::selfplay::overlap::{measure, Latency};
 use gipf::train::window_size;
 use gipf::train::{GamesRead, Window};
 
@@ -61,6 +62,25 @@ pub enum Bench {
         /// Batch sizes to measure, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "1,8,32,128,512")]
         batches: Vec<usize>,
+    },
+    /// Self-play against a stand-in GPU of fixed latency (no GPU needed): evaluations/s and the device's busy
+    /// share with one worker and with two, which keep two batches in flight.
+    Overlap {
+        /// Configuration whose [search] and [selfplay] play.
+        #[arg(long, default_value = "configs/gpu.toml")]
+        config: PathBuf,
+        /// Seconds for each number of workers.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        /// Milliseconds of host time on each side of a batch (its copies in and out).
+        #[arg(long, default_value_t = 2.0)]
+        copy_ms: f64,
+        /// Milliseconds the device runs a batch, one batch at a time.
+        #[arg(long, default_value_t = 5.0)]
+        run_ms: f64,
+        /// Search threads of each worker.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
     },
     /// A trainer's start on a large games folder: seconds to fill its window,
     /// and the memory the window takes against the process's peak.
@@ -203,5 +223,39 @@ pub fn run(which: Bench) -> Result<()> {
             Ok(())
         }
         Bench::Window { dir, config, generate, fresh } => window(&dir, &config, generate, fresh),
+        Bench::Overlap { config, seconds, copy_ms, run_ms, threads } => {
+            overlap(&config, seconds, copy_ms, run_ms, threads)
+        }
     }
+}
+
+fn overlap(config: &std::path::Path, seconds: f64, copy_ms: f64, run_ms: f64, threads: usize) -> Result<()> {
+    let positive = |x: f64| (0.0..1e6).contains(&x);
+    anyhow::ensure!(seconds > 0.0 && positive(seconds), "--seconds must be positive");
+    anyhow::ensure!(positive(copy_ms) && positive(run_ms) && run_ms > 0.0, "--copy-ms and --run-ms: milliseconds");
+    anyhow::ensure!((1..=256).contains(&threads), "--threads: 1 to 256");
+    let config = Config::load(config)?;
+    let ms = |x: f64| Duration::from_secs_f64(x / 1000.0);
+    let latency = Latency { copy: ms(copy_ms), run: ms(run_ms) };
+    println!(
+        "stand-in device: {copy_ms} ms host copy in, {run_ms} ms on the device, {copy_ms} ms copy out; {} games a worker, \
+         {threads} search threads each",
+        config.selfplay.parallel_games
+    );
+    let cpu_side =
+        measure(&config, 1, threads, Latency { copy: Duration::ZERO, run: Duration::ZERO }, ms(1000.0 * seconds))?;
+    println!("CPU side alone (no latency), one worker: {:.0} evaluations/s", cpu_side.evaluations_per_second());
+    for workers in [1, 2] {
+        let o = measure(&config, workers, threads, latency, Duration::from_secs_f64(seconds))?;
+        println!(
+            "{workers} worker{}: {:>8.0} evaluations/s at mean batch {:.1}, device busy {:.1}%; the device alone at \
+             that batch: {:.0}",
+            if workers == 1 { " " } else { "s" },
+            o.evaluations_per_second(),
+            o.mean_batch(),
+            100.0 * o.device_busy,
+            o.mean_batch() / (run_ms / 1000.0)
+        );
+    }
+    Ok(())
 }

@@ -5,6 +5,7 @@ mod arena;
 mod bench;
 mod engine;
 mod export;
+mod info;
 mod looping;
 mod play;
 mod report;
@@ -24,9 +25,11 @@ struct Cli {
 enum Command {
     /// Play actions from a start or a position and show the state (board, legal actions).
     Rules(gipf_core::cli::RulesArgs),
-    /// The training loop: self-play workers play the newest checkpoint while the trainer trains on their games
-    /// and writes new checkpoints (with loop.workers = 0: self-play, then training, in turn).
+    /// The training loop: self-play workers on every device play the newest checkpoint while the trainer trains
+    /// on their games and writes new checkpoints (with loop.workers = 0: self-play, then training, in turn).
     Loop(looping::Args),
+    /// What this machine offers (CPU, GPUs, precision) and the layout `gipf loop` would run with.
+    Info(info::Args),
     /// A match between two players (checkpoints or baselines): score, Elo, optional SPRT.
     Arena(arena::Args),
     /// Rate a run's checkpoints against each other; writes arena/ratings.jsonl and a plot.
@@ -55,6 +58,7 @@ fn main() {
         Command::Rules(args) => gipf_core::cli::rules(args),
         Command::Bench(which) => bench::run(which),
         Command::Loop(args) => looping::run(args),
+        Command::Info(args) => info::run(args),
         Command::Arena(args) => arena::run(args),
         Command::Ratings(args) => arena::ratings(args),
         Command::Export(args) => export::run(args),
