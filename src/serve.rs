@@ -23,7 +23,7 @@ use axum::extract::Request;
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use tower_http::services::{ServeDir, ServeFile};
+use tower_http::services::ServeDir;
 
 /// Bounds on what clients may take of the server.
 #[derive(Clone, Debug)]
@@ -74,14 +74,35 @@ pub fn router(page: &Path, model: &Path, run: Option<&Path>, options: &Options) 
     let mut router = axum::Router::new().nest_service("/model", ServeDir::new(model));
     if let Some(run) = run {
         let cache = Arc::new(ProgressCache::new(run, options.limits.progress_every));
+        let plot = Arc::new(run.to_path_buf());
         router = router
             .route("/run/progress.json", axum::routing::get(move || progress(cache.clone())))
-            .route_service("/run/ratings.png", ServeFile::new(run.join("arena/ratings.png")));
+            .route("/run/ratings.png", axum::routing::get(move || elo_plot(plot.clone())));
     }
     let allowed = Arc::new(options.allowed_hosts.clone());
     router
         .fallback_service(ServeDir::new(page))
         .layer(axum::middleware::from_fn(move |request, next| check_host(allowed.clone(), request, next)))
+}
+
+/// The largest Elo plot served.
+const MAX_PLOT_BYTES: u64 = 16 << 20;
+
+/// The run's Elo plot (`arena/ratings.png`), where neither it nor its
+/// folder is a link: a link planted there could name any file the server
+/// can read. 404 otherwise.
+async fn elo_plot(run: Arc<PathBuf>) -> Response {
+    let read = tokio::task::spawn_blocking(move || {
+        let folder = run.join("arena");
+        let plot = folder.join("ratings.png");
+        let plain_folder = folder.symlink_metadata().is_ok_and(|m| m.is_dir());
+        let plain_file = plot.symlink_metadata().is_ok_and(|m| m.is_file() && m.len() <= MAX_PLOT_BYTES);
+        (plain_folder && plain_file).then(|| std::fs::read(&plot).ok()).flatten()
+    });
+    match read.await {
+        Ok(Some(bytes)) => ([(header::CONTENT_TYPE, "image/png")], bytes).into_response(),
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 /// Whether a request's `Host` may be served: an IP address, `localhost`,

@@ -284,6 +284,26 @@ fn the_loop_gates_new_checkpoints_on_the_arena() {
     assert_eq!(best, format!("{expected}.safetensors"));
 }
 
+/// A damaged gating record is found before the match is played: the gate
+/// fails with its line named, and the best checkpoint is left as it was
+/// (played and then failing, each restart would move the best and never
+/// record why).
+#[test]
+fn a_damaged_gating_record_stops_the_gate_before_it_plays() {
+    let run = tempfile::tempdir().unwrap();
+    let paths = checkpoints(run.path(), &[0, 10]);
+    gipf::checkpoint::set_best_checkpoint(&run.path().join("models"), &paths[0]).unwrap();
+    std::fs::create_dir_all(run.path().join("arena")).unwrap();
+    std::fs::write(run.path().join("arena/gating.jsonl"), "{\"a\": \"step-00000000\"\n").unwrap();
+    let gate = gipf::config::GateConfig { games: 2, simulations: 2, threshold: 0.0, opening_actions: 0 };
+    let Err(err) = gipf::arena::gate::gate(run.path(), &paths[1], &gate, &tiny(), tch::Device::Cpu, 1) else {
+        panic!("gated over a damaged record")
+    };
+    assert!(format!("{err:#}").contains("gating.jsonl"), "{err:#}");
+    let best = std::fs::read_to_string(run.path().join("models/best.json")).unwrap();
+    assert!(best.contains("step-00000000.safetensors"), "the best moved to the candidate: {best}");
+}
+
 #[test]
 fn the_engine_answers_each_command_once() {
     let run = tempfile::tempdir().unwrap();

@@ -102,6 +102,19 @@ fn a_run_s_progress_and_elo_plot_are_served() {
     for path in ["/run/models/step-00000042.json", "/run/../run/arena/ratings.png", "/run/%2e%2e/secret.txt"] {
         assert_eq!(get(port, path).0, 404, "{path}");
     }
+    // A link planted at the plot's place (or at its folder's) is not followed out of the run.
+    std::fs::write(dir.path().join("secret.txt"), "a secret").unwrap();
+    std::fs::remove_file(run.join("arena/ratings.png")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("secret.txt"), run.join("arena/ratings.png")).unwrap();
+    let (status, _, body) = get(port, "/run/ratings.png");
+    assert!(status == 404 && body != b"a secret", "a linked plot was served: {status}");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("ratings.png"), "a secret").unwrap();
+    std::fs::remove_dir_all(run.join("arena")).unwrap();
+    std::os::unix::fs::symlink(&outside, run.join("arena")).unwrap();
+    let (status, _, body) = get(port, "/run/ratings.png");
+    assert!(status == 404 && body != b"a secret", "a linked arena folder was served: {status}");
 }
 
 /// The status of `GET /` naming `host` in its `Host` header.

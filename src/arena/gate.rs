@@ -50,6 +50,11 @@ pub fn gate(
     seed: u64,
 ) -> Result<GateOutcome> {
     let models = run.join("models");
+    // The records first: a damaged one stops the gate before it plays and
+    // moves the best, not after.
+    let folder = run.join("arena");
+    let path = folder.join("gating.jsonl");
+    let mut records = read_matches(&path)?;
     let best = ensure_best(&models)?;
     let budget = Budget::Simulations(gate.simulations);
     let options = MatchOptions {
@@ -79,10 +84,7 @@ pub fn gate(
     if accepted {
         set_best_checkpoint(&models, candidate)?;
     }
-    let folder = run.join("arena");
     std::fs::create_dir_all(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
-    let path = folder.join("gating.jsonl");
-    let mut records = read_matches(&path)?;
     let stem = |p: &Path| p.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
     records.push(MatchRecord { a: stem(candidate), b: stem(&best), budget: budget.to_string(), tally: report.tally });
     write_lines(&path, &records)?;

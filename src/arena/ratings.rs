@@ -127,6 +127,10 @@ pub fn generations(models: &Path) -> Result<Vec<Rated>> {
             None => meta.samples_read.with_context(|| format!("{}: no samples read recorded", path.display()))?,
         };
         let name = format!("step-{}-{}", meta.step, &sha256_of_file(&path)?[..8]);
+        if samples_read == 0 {
+            tracing::warn!("{}: its training read no samples; left out of the lineage's curve", path.display());
+            continue;
+        }
         if found.iter().all(|g| g.name != name) {
             found.push(Rated { name, step: meta.step, samples_read: Some(samples_read), path });
         }
@@ -279,7 +283,7 @@ pub fn elo_per_doubling(ratings: &[Rating]) -> Option<(f64, f64)> {
     let points: Vec<(f64, f64, f64)> = ratings
         .iter()
         .filter(|r| r.margin.is_finite() && r.margin > 0.0)
-        .filter_map(|r| Some(((r.samples_read? as f64).log2(), r.elo, (1.96 / r.margin).powi(2))))
+        .filter_map(|r| Some((log_samples(r)?, r.elo, (1.96 / r.margin).powi(2))))
         .collect();
     let total: f64 = points.iter().map(|p| p.2).sum();
     let mean = |f: fn(&(f64, f64, f64)) -> f64| points.iter().map(|p| p.2 * f(p)).sum::<f64>() / total;
@@ -290,6 +294,12 @@ pub fn elo_per_doubling(ratings: &[Rating]) -> Option<(f64, f64)> {
     }
     let slope = points.iter().map(|p| p.2 * (p.0 - x) * (p.1 - y)).sum::<f64>() / spread;
     Some((slope, 1.96 / spread.sqrt()))
+}
+
+/// log2 of the samples a generation's training read; none for a run's
+/// checkpoint, or a generation that read none (no place on a log axis).
+fn log_samples(rating: &Rating) -> Option<f64> {
+    rating.samples_read.filter(|&n| n > 0).map(|n| (n as f64).log2())
 }
 
 /// Draws the models' rating with 95% error bars, and the anchors as
@@ -304,7 +314,7 @@ pub fn plot_ratings(path: &Path, ratings: &[Rating], budget: &str) -> Result<()>
 
     let lineage = ratings.iter().any(|r| r.samples_read.is_some());
     let x_of = |r: &Rating| match lineage {
-        true => r.samples_read.map(|n| (n as f64 / 1e6).log2()),
+        true => log_samples(r).map(|x| x - 1e6f64.log2()),
         false => r.step.map(|s| s as f64),
     };
     let finite: Vec<(f64, &Rating)> =
@@ -425,6 +435,11 @@ mod tests {
         let anchor = Rating { step: None, samples_read: None, ..line[0].clone() };
         assert_eq!(elo_per_doubling(&[line[0].clone(), anchor]), None, "one generation: no slope");
         assert_eq!(elo_per_doubling(&[rating(None, 0.0, 40.0), rating(None, 9.0, 40.0)]), None, "a run: no compute");
+        // A generation that read no samples has no place on a log axis: left out, never a NaN.
+        let mut with_zero = line.to_vec();
+        with_zero.push(rating(Some(0), 500.0, 40.0));
+        let (slope, margin) = elo_per_doubling(&with_zero).unwrap();
+        assert!((slope - 50.0).abs() < 1e-9 && margin.is_finite(), "{slope} ± {margin}");
     }
 
     #[test]

@@ -117,14 +117,35 @@ pub struct Compute {
     pub samples_read: u64,
 }
 
+/// The most hours a lineage's compute may count, and the largest count
+/// (2^53: exact in the f64 of JSON readers, and two of them add up without
+/// wrapping).
+pub const MAX_HOURS: f64 = 1e7;
+pub const MAX_COUNT: u64 = 1 << 53;
+
 impl Compute {
-    /// Both together.
+    /// Both together (saturating: a description's counts are bounded where it
+    /// is read, see [`Compute::check`], so that their sums are exact).
     pub fn plus(&self, other: &Compute) -> Compute {
         Compute {
             hours: self.hours + other.hours,
-            steps: self.steps + other.steps,
-            samples_drawn: self.samples_drawn + other.samples_drawn,
-            samples_read: self.samples_read + other.samples_read,
+            steps: self.steps.saturating_add(other.steps),
+            samples_drawn: self.samples_drawn.saturating_add(other.samples_drawn),
+            samples_read: self.samples_read.saturating_add(other.samples_read),
+        }
+    }
+
+    /// Each count within its bound ([`MAX_HOURS`], [`MAX_COUNT`]); the first
+    /// that is not, named after `what`.
+    pub fn check(&self, what: &str) -> Result<(), String> {
+        if !(0.0..MAX_HOURS).contains(&self.hours) {
+            return Err(format!("{what}.hours = {} (at most {MAX_HOURS})", self.hours));
+        }
+        let counts =
+            [("steps", self.steps), ("samples_drawn", self.samples_drawn), ("samples_read", self.samples_read)];
+        match counts.into_iter().find(|(_, n)| *n > MAX_COUNT) {
+            Some((name, n)) => Err(format!("{what}.{name} = {n} (at most 2^53)")),
+            None => Ok(()),
         }
     }
 }
@@ -206,9 +227,15 @@ impl CheckpointMeta {
         if let Err(e) = meta.network.validate() {
             return Err(Damaged(format!("the description's network shape: {e}")).into());
         }
-        let hours = meta.lineage.iter().flat_map(|l| [l.inherited.hours, l.run.hours]);
-        if let Some(bad) = hours.into_iter().find(|h| !(0.0..1e7).contains(h)) {
-            return Err(Damaged(format!("the description's lineage counts {bad} hours")).into());
+        if let Some(lineage) = &meta.lineage {
+            let counts = [
+                ("lineage.inherited", lineage.inherited),
+                ("lineage.run", lineage.run),
+                ("lineage (inherited + run)", lineage.total()),
+            ];
+            if let Some(why) = counts.iter().find_map(|(what, compute)| compute.check(what).err()) {
+                return Err(Damaged(format!("the description's {why}")).into());
+            }
         }
         if meta.encoding_version != ENCODING_VERSION {
             let why = format!("encoding version {} (this program uses {ENCODING_VERSION})", meta.encoding_version);

@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{bail, Context, Result};
 use tch::Device;
 
-use super::{check_shape, Trainer};
+use super::{check_shape, check_variant, Trainer};
 use crate::checkpoint::{checkpoints_newest_first, read_meta, CheckpointMeta, Compute, Lineage, Parent};
 use crate::config::Config;
 use crate::durable::sha256_of_file;
@@ -39,13 +39,7 @@ impl Trainer {
     pub fn from_parent(config: &Config, parent: &ParentModel, device: Device) -> Result<Trainer> {
         let weights = &parent.weights;
         let meta = read_meta(weights)?;
-        let variant = meta.variant()?;
-        ensure!(
-            variant == config.game.variant,
-            "{}: it plays the {variant} variant and the config the {}",
-            weights.display(),
-            config.game.variant
-        );
+        check_variant(&meta, config, weights)?;
         let mut trainer = match check_shape(&meta, &config.network, weights) {
             Ok(()) if weights.with_extension("optim").is_file() => Trainer::load(config, weights, device)?,
             Ok(()) => Trainer::with_network(config, Network::load(weights, &config.network, device)?),

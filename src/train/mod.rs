@@ -135,6 +135,7 @@ impl Trainer {
     /// Loads a checkpoint from its weights file (the `.json` and `.optim` beside it too).
     pub fn load(config: &Config, weights: &Path, device: Device) -> Result<Trainer> {
         let meta = read_meta(weights)?;
+        check_variant(&meta, config, weights)?;
         check_shape(&meta, &config.network, weights)?;
         let network = Network::load(weights, &config.network, device)?;
         // The published weights, before the trained ones replace them.
@@ -359,6 +360,18 @@ impl Trainer {
 
 /// A checkpoint's network shape against the config's: another shape is
 /// [`Incompatible`].
+/// A checkpoint of another variant than the config's cannot be resumed or
+/// continued: its games and its network are another game's.
+fn check_variant(meta: &CheckpointMeta, config: &Config, weights: &Path) -> Result<()> {
+    let variant = meta.variant()?;
+    if variant == config.game.variant {
+        return Ok(());
+    }
+    let why =
+        format!("{}: it plays the {variant} variant and the config the {}", weights.display(), config.game.variant);
+    Err(Incompatible(why).into())
+}
+
 fn check_shape(meta: &CheckpointMeta, network: &NetConfig, weights: &Path) -> Result<()> {
     if meta.network == *network {
         return Ok(());

@@ -110,6 +110,57 @@ fn a_parent_of_another_shape_or_variant_is_refused() {
     assert!(format!("{err:#}").contains("it plays the standard variant and the config the basic"), "{err:#}");
 }
 
+/// A run resumed with a config of another variant is refused, as `--from`
+/// refuses it: its checkpoints would say the new variant with no parent,
+/// and self-play of one variant would start from a network of the other.
+#[test]
+fn a_run_resumed_with_another_variant_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    Trainer::new(&tiny(), Device::Cpu, 1).save(dir.path()).unwrap();
+    let mut basic = tiny();
+    basic.game.variant = gipf::rules::Variant::Basic;
+    let Err(err) = Trainer::resume_or_new(&basic, dir.path(), Device::Cpu, 1) else { panic!("resumed as basic") };
+    assert!(gipf::checkpoint::is_incompatible(&err), "an incompatible checkpoint, not a damaged one: {err:#}");
+    let err = format!("{err:#}");
+    assert!(err.contains("it plays the standard variant and the config the basic"), "{err}");
+    let names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(!names.iter().any(|n| n.starts_with(".damaged")), "nothing set aside: the checkpoint is whole: {names:?}");
+    assert!(Trainer::resume_or_new(&tiny(), dir.path(), Device::Cpu, 1).is_ok());
+}
+
+/// A parent whose lineage counts are each in range but would not add up
+/// (a count near 2^64, hours whose sum passes the bound) is refused at
+/// `--from`, the field named, instead of a child that wraps its counts or
+/// writes a checkpoint it then refuses on every start.
+#[test]
+fn a_parent_whose_lineage_does_not_add_up_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let weights = Trainer::new(&tiny(), Device::Cpu, 1).save(dir.path()).unwrap();
+    let description = weights.with_extension("json");
+    let whole: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&description).unwrap()).unwrap();
+    let cases = [
+        (vec![("/lineage/inherited/steps", serde_json::json!(u64::MAX))], "steps"),
+        (vec![("/lineage/inherited/samples_read", serde_json::json!(u64::MAX - 1))], "samples_read"),
+        (
+            vec![("/lineage/inherited/hours", serde_json::json!(6e6)), ("/lineage/run/hours", serde_json::json!(6e6))],
+            "hours",
+        ),
+    ];
+    for (changes, field) in cases {
+        let mut damaged = whole.clone();
+        for (pointer, value) in changes {
+            *damaged.pointer_mut(pointer).unwrap() = value;
+        }
+        std::fs::write(&description, damaged.to_string()).unwrap();
+        let Err(err) = Trainer::from_parent(&tiny(), &parent(&weights), Device::Cpu) else {
+            panic!("a parent with {field} past the bound started a run")
+        };
+        let err = format!("{err:#}");
+        assert!(err.contains("lineage") && err.contains(field), "{field}: {err}");
+    }
+}
+
 /// With `train.grow_network`, a smaller parent grows into the config's
 /// network: it plays as the parent did, its lineage names the parent, and it
 /// trains; a smaller config than the parent is still refused.
