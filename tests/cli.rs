@@ -58,6 +58,8 @@ fn benches_run_and_print_rates() {
     assert!(out.status.success());
     assert_eq!(text.matches("nodes/s on one core").count(), 2, "{text}");
     refused(&["bench", "rules", "--seconds=0"], "--seconds must be positive");
+    // A number of games whose pairs would wrap is refused, not played as none.
+    refused(&["arena", "random", "random", "--games", "4294967295", "--device", "cpu"], "--games");
 }
 
 /// With the full LibTorch wheel installed, binaries must keep libtorch_cuda.so

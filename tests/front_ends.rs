@@ -110,6 +110,22 @@ fn a_recorded_match_adds_up_its_pieces() {
     assert_eq!(pieces.len(), 3);
     assert_eq!(pieces[0]["a"]["precision"], "fp32");
     assert_ne!(pieces[0]["a"]["weights"], pieces[2]["a"]["weights"]);
+
+    // Another variant is another match, and a model trained on another variant is warned of.
+    let out = play(&paths[0], &["--variant", "basic"]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && stdout.contains("the match in all, seeds 1:"), "{stdout}{stderr}");
+    assert!(stderr.contains("trained on the standard variant"), "{stderr}");
+    // A damaged count is refused with its line, never summed (nor wrapped).
+    let mut damaged = std::fs::read_to_string(&file).unwrap();
+    let last = damaged.lines().last().unwrap().to_string();
+    let mut huge: serde_json::Value = serde_json::from_str(&last).unwrap();
+    (huge["tally"]["wins"], huge["seed"]) = (serde_json::json!(u32::MAX), serde_json::json!(9));
+    damaged.push_str(&format!("{huge}\n"));
+    std::fs::write(&file, damaged).unwrap();
+    let out = play(&paths[0], &["--variant", "basic"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("line 5"), "{stderr}");
 }
 
 #[test]
@@ -148,6 +164,14 @@ fn ratings_of_a_run_are_written_plotted_and_resumed() {
     std::fs::write(arena.join("matches.jsonl"), format!("{matches}{{\"a\": 1}}\n")).unwrap();
     let out = gipf(&args, "");
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 4: not a match record"));
+    // A count past any match's is refused with its line, never an infinite Elo or a NaN.
+    let first = matches.lines().next().unwrap();
+    let mut huge: serde_json::Value = serde_json::from_str(first).unwrap();
+    huge["tally"]["wins"] = serde_json::json!(u32::MAX);
+    std::fs::write(arena.join("matches.jsonl"), format!("{huge}\n{}", &matches[first.len() + 1..])).unwrap();
+    let out = gipf(&args, "");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("line 1") && stderr.contains("games"), "{stderr}");
 }
 
 /// Against fixed anchors the scale is the first anchor's, and each

@@ -23,7 +23,7 @@ use crate::net::Precision;
 use crate::players::{Player, PlayerSpec};
 use crate::rules::{Color, Position, Variant};
 use crate::search::SearchConfig;
-pub use stats::{Sprt, SprtDecision, Tally};
+pub use stats::{Sprt, SprtDecision, Tally, MAX_MATCH_GAMES};
 
 /// How a match is played.
 #[derive(Clone, Debug)]
@@ -138,6 +138,11 @@ pub fn play_match(
             a.build(options.device, options.precision, &options.search, seed)?,
             b.build(options.device, options.precision, &options.search, seed + 1)?,
         ));
+    }
+    for (spec, player) in [(a, &pairs[0].0), (b, &pairs[0].1)] {
+        if let Some(trained) = player.trained_on().filter(|&v| v != options.variant) {
+            tracing::warn!("{} was trained on the {trained} variant and plays {} here", spec.name(), options.variant);
+        }
     }
     let next = AtomicU32::new(0);
     let stop = AtomicBool::new(false);

@@ -161,12 +161,17 @@ fn spread_by_step(steps: &[u64], points: usize) -> Vec<usize> {
 
 /// Reads the recorded matches (none when the file does not exist yet).
 pub fn read_matches(path: &Path) -> Result<Vec<MatchRecord>> {
-    read_lines(path, "a match record")
+    read_checked_lines(path, "a match record", |m: &MatchRecord| m.tally.check())
 }
 
 /// Reads a JSON-lines file of `what` (none when it does not exist yet); a
-/// line that is not one is an error naming the file and line.
-pub(crate) fn read_lines<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<Vec<T>> {
+/// line that is not one, or whose item `check` refuses, is an error naming
+/// the file and line.
+pub(crate) fn read_checked_lines<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    what: &str,
+    check: impl Fn(&T) -> Result<(), String>,
+) -> Result<Vec<T>> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -176,7 +181,10 @@ pub(crate) fn read_lines<T: serde::de::DeserializeOwned>(path: &Path, what: &str
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| {
-            serde_json::from_str(line).with_context(|| format!("{} line {}: not {what}", path.display(), i + 1))
+            let item: T =
+                serde_json::from_str(line).with_context(|| format!("{} line {}: not {what}", path.display(), i + 1))?;
+            check(&item).map_err(|why| anyhow::anyhow!("{} line {}: {why}", path.display(), i + 1))?;
+            Ok(item)
         })
         .collect()
 }

@@ -11,11 +11,12 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind};
 
-use super::ratings::{read_lines, write_lines};
+use super::ratings::{read_checked_lines, write_lines};
 use super::Tally;
 use crate::durable::sha256_of_file;
 use crate::net::Precision;
 use crate::players::{Budget, PlayerSpec};
+use crate::rules::Variant;
 use crate::search::SearchConfig;
 
 /// A player as a record names it.
@@ -128,8 +129,22 @@ pub struct MatchPiece {
     pub machine: String,
     /// The random actions opening each pair of games.
     pub opening: u32,
+    /// The game played, and its length cap; pieces recorded before they were
+    /// named played the standard game with the shipped cap of 600 actions.
+    #[serde(default = "standard")]
+    pub variant: Variant,
+    #[serde(default = "shipped_max_actions")]
+    pub max_actions: u32,
     pub seed: u64,
     pub tally: Tally,
+}
+
+fn standard() -> Variant {
+    Variant::Standard
+}
+
+fn shipped_max_actions() -> u32 {
+    600
 }
 
 impl MatchPiece {
@@ -138,12 +153,14 @@ impl MatchPiece {
             && self.b.same_as(&other.b)
             && self.machine == other.machine
             && self.opening == other.opening
+            && self.variant == other.variant
+            && self.max_actions == other.max_actions
     }
 }
 
 /// The pieces recorded in `path` (none when it does not exist yet).
 pub fn read_pieces(path: &Path) -> Result<Vec<MatchPiece>> {
-    read_lines(path, "a match piece")
+    read_checked_lines(path, "a match piece", |p: &MatchPiece| p.tally.check())
 }
 
 /// The seed for the next piece of the match `piece` (its tally aside): one
@@ -201,6 +218,8 @@ mod tests {
             b: player("classic:250ms", None),
             machine: "AMD EPYC (2 cores)".into(),
             opening: 4,
+            variant: Variant::Standard,
+            max_actions: 600,
             seed,
             tally: Tally { wins, losses: 20 - wins, draws: 0 },
         }
@@ -219,6 +238,17 @@ mod tests {
         let on_another_machine =
             MatchPiece { machine: "Intel Xeon (2 cores, bf16 units)".into(), ..piece("aaaa", 1, 1) };
         assert_eq!(record(&path, on_another_machine).unwrap().len(), 1);
+        let basic = MatchPiece { variant: Variant::Basic, ..piece("aaaa", 1, 1) };
+        assert_eq!(record(&path, basic).unwrap().len(), 1, "another game is another match");
+        let capped = MatchPiece { max_actions: 300, ..piece("aaaa", 1, 1) };
+        assert_eq!(record(&path, capped).unwrap().len(), 1, "another length cap is another match");
+        // A piece recorded before the game was named played the standard game at the shipped cap.
+        let mut old = serde_json::to_value(piece("aaaa", 3, 10)).unwrap();
+        let fields = old.as_object_mut().unwrap();
+        fields.remove("variant");
+        fields.remove("max_actions");
+        std::fs::write(&path, format!("{}{old}\n", std::fs::read_to_string(&path).unwrap())).unwrap();
+        assert_eq!(record(&path, piece("aaaa", 4, 10)).unwrap().len(), 4);
     }
 
     #[test]

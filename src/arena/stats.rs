@@ -13,14 +13,32 @@ pub struct Tally {
 /// 1.96: the normal quantile of a two-sided 95% interval.
 const Z95: f64 = 1.959964;
 
+/// The most games of one match (`gipf arena --games`), and of one recorded
+/// tally: a record that counts more is damaged.
+pub const MAX_MATCH_GAMES: u32 = 1_000_000;
+
 impl Tally {
-    /// The games of both tallies together.
+    /// The games of both tallies together (saturating: recorded tallies are
+    /// bounded where they are read, see [`Tally::check`]).
     pub fn plus(&self, other: &Tally) -> Tally {
-        Tally { wins: self.wins + other.wins, losses: self.losses + other.losses, draws: self.draws + other.draws }
+        Tally {
+            wins: self.wins.saturating_add(other.wins),
+            losses: self.losses.saturating_add(other.losses),
+            draws: self.draws.saturating_add(other.draws),
+        }
     }
 
     pub fn games(&self) -> u32 {
-        self.wins + self.losses + self.draws
+        self.wins.saturating_add(self.losses).saturating_add(self.draws)
+    }
+
+    /// A recorded tally's games within [`MAX_MATCH_GAMES`].
+    pub fn check(&self) -> Result<(), String> {
+        let games = self.wins as u64 + self.losses as u64 + self.draws as u64;
+        match games <= MAX_MATCH_GAMES as u64 {
+            true => Ok(()),
+            false => Err(format!("a tally of {games} games (a match has at most {MAX_MATCH_GAMES})")),
+        }
     }
 
     /// A's share of the points.

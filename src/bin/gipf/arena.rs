@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use gipf::arena::ratings::{elo_per_doubling, rate_lineage, rate_run, RatingOptions, Selection};
 use gipf::arena::record::{self, MatchPiece, RecordedPlayer};
-use gipf::arena::{play_match, MatchOptions, Sprt, SprtDecision, Tally};
+use gipf::arena::{play_match, MatchOptions, Sprt, SprtDecision, Tally, MAX_MATCH_GAMES};
 use gipf::config::Config;
 use gipf::net::{machine_name, parse_device};
 use gipf::players::{budget_from_options, Budget, PlayerSpec};
@@ -55,7 +55,7 @@ impl Common {
 
     fn options(&self, sprt: Option<Sprt>) -> Result<MatchOptions> {
         let config = Config::load(&self.config)?;
-        anyhow::ensure!(self.games > 0, "--games must be positive");
+        anyhow::ensure!((1..=MAX_MATCH_GAMES).contains(&self.games), "--games must be from 1 to {MAX_MATCH_GAMES}");
         anyhow::ensure!(self.threads > 0, "--threads must be positive");
         tch::set_num_threads(config.play.torch_threads);
         Ok(MatchOptions {
@@ -185,6 +185,8 @@ fn piece_to_play(
         b: RecordedPlayer::of(b, device, precision, &options.search)?,
         machine: machine_name(),
         opening: options.opening_actions,
+        variant: options.variant,
+        max_actions: options.max_actions,
         seed: options.seed,
         tally: Tally::default(),
     };
