@@ -559,6 +559,8 @@ mod tests {
             Float(f) => vec![Float(f * 0.5), Float(f + 0.5), Float(f + 0.01)],
             String(s) if s == "standard" => vec![String("basic".into())],
             String(s) if s == "fp32" => vec![String("bf16".into())],
+            // A precision or a device list.
+            String(s) if s == "auto" => vec![String("fp32".into()), String("cpu".into())],
             String(_) => vec![String("fp32".into())],
             other => panic!("no other value for {other}"),
         }
