@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{check_positive, check_range, check_unit, check_up_to};
+use crate::bounds::{check_positive, check_range, check_range_to_key, check_unit, check_up_to};
 use crate::net::{NetConfig, Precision};
 use crate::rules::Variant;
 use crate::search::SearchConfig;
@@ -321,10 +321,12 @@ impl Config {
             "train.aux_loss_weight = {} needs network.aux_targets = true",
             t.aux_loss_weight
         );
-        check_range("train.window_min", t.window_min as i64, 1, t.window_max as i64)?;
+        check_range("train.average_half_life", t.average_half_life as i64, 0, i64::MAX)?;
+        let window_max = t.window_max as i64;
+        check_range_to_key("train.window_min", t.window_min as i64, 1, window_max, "train.window_max")?;
         check_range("train.window_max", t.window_max as i64, 1, 100_000_000)?;
         check_unit("train.window_fraction", t.window_fraction)?;
-        check_range("train.min_samples", t.min_samples as i64, 1, t.window_max as i64)?;
+        check_range_to_key("train.min_samples", t.min_samples as i64, 1, window_max, "train.window_max")?;
         check_range("train.steps_per_generation", t.steps_per_generation as i64, 1, 10_000_000)?;
         check_positive("train.max_reuse", t.max_reuse, 1000.0)?;
         check_range("train.keep_last", t.keep_last as i64, 0, 1_000_000)?;

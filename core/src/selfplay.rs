@@ -18,7 +18,7 @@ use rand::rngs::SmallRng;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{check_positive, check_range, check_unit, check_up_to, Checked};
+use crate::bounds::{check_positive, check_range, check_range_to_key, check_unit, check_up_to, Checked};
 use crate::encoding::ENCODING_VERSION;
 use crate::games::{GameFile, GameResult, Sample, GAME_FORMAT};
 use crate::rules::{Action, Color, Position};
@@ -41,8 +41,13 @@ pub struct SelfplayConfig {
     pub late_reserve: u8,
     /// Actions at the start of a game chosen in proportion to visits^(1/temperature).
     pub temperature_actions: u32,
+    /// The temperature of those first actions: 1 draws in proportion to
+    /// the visits, lower values favour the most visited.
     pub temperature: f64,
+    /// The concentration of the Dirichlet noise added to the root's priors
+    /// in full searches (smaller: the noise falls on fewer actions).
     pub dirichlet_alpha: f32,
+    /// The noise's share of the root's priors in full searches.
     pub dirichlet_fraction: f32,
     /// KataGo's forced playouts in full searches: each root action gets at
     /// least sqrt(k * prior * visits) visits, taken back from the policy
@@ -61,6 +66,8 @@ pub struct SelfplayConfig {
     /// when the oldest has waited `shard_seconds`: a killed self-play
     /// process loses the games not yet written.
     pub shard_games: usize,
+    /// A shard is written once its oldest game has waited this long, full
+    /// or not.
     pub shard_seconds: f64,
 }
 
@@ -91,7 +98,8 @@ impl SelfplayConfig {
     /// Checks each setting against its range, naming it as `selfplay.KEY`.
     pub fn validate(&self) -> Checked {
         check_range("selfplay.simulations", self.simulations as i64, 2, 100_000)?;
-        check_range("selfplay.cheap_simulations", self.cheap_simulations as i64, 2, self.simulations as i64)?;
+        let (cheap, full) = (self.cheap_simulations as i64, self.simulations as i64);
+        check_range_to_key("selfplay.cheap_simulations", cheap, 2, full, "selfplay.simulations")?;
         check_unit("selfplay.full_search_fraction", self.full_search_fraction)?;
         check_range("selfplay.late_reserve", self.late_reserve as i64, 0, 100)?;
         check_range("selfplay.temperature_actions", self.temperature_actions as i64, 0, 10_000)?;

@@ -25,7 +25,8 @@ use gumbel::{sigma, GumbelRoot};
 use crate::bounds::{check_positive, check_range, check_unit, check_up_to, Checked};
 use crate::rules::{Action, Color, Position};
 
-/// Search settings.
+/// The tree search's settings (`[search]`): self-play, the arena, the
+/// engine and the web board search with them.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SearchConfig {
