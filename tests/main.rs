@@ -7,6 +7,7 @@ mod reference;
 
 mod against_reference;
 mod cli;
+mod docs;
 mod engine_load;
 mod faults;
 mod formats;

@@ -185,3 +185,15 @@ fn bad_positions_are_refused_with_the_reason() {
     }
     refused(&["--position", "/no/such/file.json"], "cannot read /no/such/file.json");
 }
+
+#[path = "../../tests/common/help_page.rs"]
+mod help_page;
+
+/// `gipf-rules`'s section of the reference page (`docs/reference.md`) is
+/// what its help says.
+#[test]
+fn reference_page_is_current() {
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_gipf-rules"));
+    let page = help_page::page(env!("CARGO_MANIFEST_DIR"));
+    help_page::check_section(&page, "gipf-rules", &help_page::command_section(binary, "gipf-rules"));
+}

@@ -1,8 +1,11 @@
 //! The integration tests of `selfplay`, in one test binary (each binary links
 //! LibTorch); each module is the tests of one subject.
 
+#[path = "../../tests/common/help_page.rs"]
+mod help_page;
 #[path = "../../tests/common/s3.rs"]
 mod s3_server;
 
+mod reference;
 mod s3;
 mod selfplay;

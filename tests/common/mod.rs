@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod help_page;
 pub mod s3;
 
 use gipf::rules::{lines, BoardEntries, Color, PerColor, Point, Setup, Variant};
