@@ -9,7 +9,7 @@
 #   scripts/build-bench.sh [SECONDS]    (default 30 seconds a benchmark)
 #
 # Settings (environment): ROUNDS=2, OUT=runs/build-bench.
-# Run it on a quiet machine: both figures are wall-clock time.
+# Run it with nothing else running: both figures are wall-clock time.
 # Output: OUT/report.md (and each build's log and timings in OUT).
 set -euo pipefail
 cd "$(dirname "$0")/.."

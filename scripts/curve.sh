@@ -14,8 +14,8 @@
 # Settings (environment):
 #   BUDGET=400     per action: simulations, or a time such as 250ms. In
 #                  simulations against anchors of fixed depth the result does
-#                  not depend on the machine's load (a curve beside a leg);
-#                  a time needs a quiet machine.
+#                  not depend on the machine's load (a curve can run beside
+#                  training); a time needs the machine to itself.
 #   ANCHORS="classic:3 classic:5"   fixed players every model plays
 #   OPPONENTS=1    the generations before it each model plays (0: the
 #                  anchors alone, for a curve at a time per action)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The classical yardsticks' ladders, GAMES games each (default 40) in
 # colour-swapped pairs, with the time each side took per action; prints a
-# Markdown table for docs/strength.md. Run it on a quiet machine: the timed
+# Markdown table for docs/results.md. Run it with nothing else running: the timed
 # players read the clock.
 #
 # alphabeta (the default): each depth against the one below (depth 1 against

@@ -10,7 +10,7 @@
 # becomes the reference, the old one moves to models/history/) when a
 # sequential test finds it stronger (SPRT), or, with no verdict after GAMES
 # games, when the lower end of the score's 95% interval is above 50%. Every
-# gate, promoted or not, adds a row to the lineage table of models/README.md.
+# gate, promoted or not, adds a row to the lineage's log, models/lineage.md.
 #
 #   scripts/leg.sh N [CONFIG]
 #
@@ -23,9 +23,9 @@
 #                  on a 2-core AMD EPYC), or a time such as 250ms. Where both
 #                  sides have the same network shape, equal simulations are
 #                  equal compute, and a gate in simulations gives the same
-#                  result on a busy machine as on a quiet one; where the
-#                  shapes differ (a grown network) the default is 250ms, equal
-#                  time, and the gate needs a quiet machine.
+#                  result whatever else the machine runs; where the shapes
+#                  differ (a grown network) the default is 250ms, equal
+#                  time, and the gate needs the machine to itself.
 #   SPRT=0,50      the gate stops early once a sequential probability ratio
 #                  test between these Elo differences decides (alpha = beta
 #                  = 0.05, `gipf arena --sprt`): at least 50 stronger is
@@ -34,7 +34,7 @@
 #   LEG=1 GATE=1   0 skips the training or the gate
 #   NICE=0         the processes' niceness, when other work shares the machine
 #   CANDIDATE=     the checkpoint to gate (default: the leg's newest, or the
-#                  tip when runs/leg-N is gone, as in a later session)
+#                  tip when runs/leg-N is gone)
 #   HISTORY=4      older generations' weights kept in models/history/
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,7 +58,7 @@ scripts/setup-torch.sh
 cargo build --release --workspace --locked
 GIPF="${CARGO_TARGET_DIR:-target}/release/gipf"
 mkdir -p "$RUN/report"
-# Nothing (not a failure) where the leg has no checkpoint, as in a later session.
+# Nothing (not a failure) where the leg has no checkpoint (runs/leg-N gone).
 newest_checkpoint() { { ls "$RUN"/models/step-*.safetensors 2>/dev/null || true; } | sort | tail -n 1; }
 # json FILE EXPRESSION: a value of a checkpoint's description (d), in Python.
 json() { python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1"; }
@@ -130,7 +130,7 @@ esac
 
 description="${candidate%.safetensors}.json"
 # The arm: the config the candidate trained with (its description keeps
-# it, so a gate in a later session needs no copy of the leg's config file)
+# it, so a gate after runs/leg-N is gone needs no copy of the leg's config file)
 # as its differences from configs/cpu.toml as it was when the leg trained.
 base=configs/cpu.toml
 [ -f "$RUN/base.toml" ] && base="$RUN/base.toml"
@@ -164,7 +164,7 @@ row="$(json "$description" "' | '.join([
 echo "leg $N: | $row |" >&2
 python3 - "$row" <<'EOF'
 import sys
-path = "models/README.md"
+path = "models/lineage.md"
 text = open(path).read()
 end = "<!-- lineage rows end -->"
 assert end in text, f"{path} has no lineage table"

@@ -25,7 +25,7 @@
 #   THREADS=2                  games played at once
 #   TRAIN=1                    0 skips training (measure an existing run)
 # Output: RUN/report/strength.md (the table, with 95% intervals) and
-# RUN/report/elo.png (the curve). Run it on a quiet machine: the checkpoint's
+# RUN/report/elo.png (the curve). Run it with nothing else running: the checkpoint's
 # budget is wall-clock time.
 set -euo pipefail
 cd "$(dirname "$0")/.."

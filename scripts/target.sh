@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The shipped model against the classical player at a time per action, the
-# strength target's measurement, played in pieces that add up across
-# sessions (a quiet machine is free an hour at a time): each piece is GAMES
+# strength target's measurement, played in pieces that add up, each a short
+# while with the machine to itself: each piece is GAMES
 # colour-swapped games from the next free seed's openings, recorded in
 # models/arena/target.jsonl (`gipf arena --record`) with the model's
 # weights, the precision and the CPU; the last lines printed are the match
 # in all, every piece of the same model, opponent, budget, precision and
-# machine. Run it on a quiet machine: both sides play at a time per action.
+# machine. Run it with nothing else running: both sides play at a time per
+# action.
 #
 #   scripts/target.sh
 #

@@ -1,6 +1,6 @@
 """`gipf engine` from Python: a context manager that runs the engine (the
 Rust program, with LibTorch) and speaks its line protocol
-(docs/usage.md#engine-protocol).
+(docs/playing.md#the-engine-protocol).
 
 >>> with Engine(model="models/reference.safetensors", sims=200) as engine:
 ...     engine.new("standard")
@@ -93,7 +93,7 @@ class Engine:
         return self._ask("go").removeprefix("action ")
 
     def analyse(self, **query: Any) -> Dict[str, Any]:
-        """The model's view of a position (fields as docs/usage.md gives them:
+        """The model's view of a position (fields as docs/playing.md gives them:
         position, variant, actions, simulations, candidates, id)."""
         return json.loads(self._ask("analyse " + json.dumps(query)))
 

@@ -657,7 +657,7 @@ mod tests {
     }
 
     /// Each depth of `classic` beats the one below (a short match of
-    /// colour-swapped pairs; the ladder in docs/strength.md has the long ones).
+    /// colour-swapped pairs; the ladder in docs/results.md has the long ones).
     #[test]
     fn a_deeper_classic_wins() {
         for depth in [2, 3] {
