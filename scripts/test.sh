@@ -10,6 +10,8 @@ scripts/setup-torch.sh
 WEED="$(scripts/setup-s3.sh)"
 export WEED
 scripts/check-k8s.sh
+# No file outside the research log speaks of how the project was developed.
+scripts/check-history.sh
 cargo fmt --all -- --check
 cargo fmt --manifest-path python/Cargo.toml -- --check
 # Lints and tests share one build: clippy is the workspace's compiler
