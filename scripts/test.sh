@@ -22,7 +22,9 @@ CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
 cargo build --workspace --all-targets --locked --profile test
 # The web board's static files, for its browser tests (the core built for
-# wasm32-unknown-unknown, onnxruntime-web, Chromium), and its exports' lints.
+# wasm32-unknown-unknown, onnxruntime-web; Chromium for the tests), and its
+# exports' lints.
+scripts/setup-web.sh --browser
 scripts/web-build.sh >/dev/null
 cargo clippy -p gipf-web --target wasm32-unknown-unknown --locked -- -D warnings
 # The Python package, built (and linted) in release before the tests, one

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the web board's static files into web/dist/: the engine compiled to
 # WebAssembly (web/engine, release, no debug info), onnxruntime-web from npm
-# and the page (scripts/setup-web.sh installs what it needs). Offline
-# afterwards: nothing the page loads comes from elsewhere.
+# and the page (scripts/setup-web.sh checks what it needs: Node.js, no
+# browser). Offline afterwards: nothing the page loads comes from elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-web.sh
