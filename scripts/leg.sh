@@ -12,7 +12,8 @@
 # games, when the lower end of the score's 95% interval is above 50%. Every
 # gate, promoted or not, adds a row to the lineage's log, models/lineage.md.
 #
-#   scripts/leg.sh N [CONFIG]
+#   scripts/leg.sh N [CONFIG]     (CONFIG: configs/lineage.toml, the CPU
+#                                  config at the shipped model's shape)
 #
 # Settings (environment):
 #   MINUTES=120    training time of the leg; a leg stopped early resumes for
@@ -43,7 +44,7 @@ if [ $# -lt 1 ] || ! [[ "$1" =~ ^[0-9]+$ ]]; then
     exit 2
 fi
 N="$1"
-CONFIG="${2:-configs/cpu.toml}"
+CONFIG="${2:-configs/lineage.toml}"
 RUN="runs/leg-$N"
 MINUTES="${MINUTES:-120}"
 GAMES="${GAMES:-200}"

@@ -78,7 +78,7 @@ fn checkpoint_descriptions_of_each_format_read() {
     let text = std::fs::read_to_string(fixture("checkpoint-format-4.json")).unwrap();
     std::fs::write(dir.path().join("step-00000005.json"), text.replace("\"hours\": 0.5", "\"hours\": -1.0")).unwrap();
     let err = format!("{:#}", read_meta(&dir.path().join("step-00000005.safetensors")).unwrap_err());
-    assert!(err.contains("the description's lineage counts -1 hours"), "{err}");
+    assert!(err.contains("the description's lineage.run.hours = -1"), "{err}");
     std::fs::write(dir.path().join("step-00000005.json"), r#"{"format": 9, "step": 5}"#).unwrap();
     let err = format!("{:#}", read_meta(&dir.path().join("step-00000005.safetensors")).unwrap_err());
     assert!(err.contains("checkpoint format 9 (this program reads formats 1 to 4)"), "{err}");

@@ -161,6 +161,19 @@ fn a_parent_whose_lineage_does_not_add_up_is_refused() {
     }
 }
 
+/// `configs/lineage.toml` continues the shipped model: its network is the
+/// reference's shape, so that `gipf loop --from reference --config
+/// configs/lineage.toml` starts (a promotion to another shape must update it).
+#[test]
+fn the_lineage_config_continues_the_shipped_model() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let config = gipf::config::Config::load(&root.join("configs/lineage.toml")).unwrap();
+    let reference = root.join("models/reference.safetensors");
+    assert_eq!(config.network, read_meta(&reference).unwrap().network);
+    let child = Trainer::from_parent(&config, &parent(&reference), Device::Cpu).unwrap();
+    assert!(child.lineage.parent.is_some());
+}
+
 /// With `train.grow_network`, a smaller parent grows into the config's
 /// network: it plays as the parent did, its lineage names the parent, and it
 /// trains; a smaller config than the parent is still refused.
