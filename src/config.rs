@@ -346,13 +346,7 @@ impl Config {
     /// the leaves of one forward pass, and the window's samples against
     /// `memory` (this machine's, in bytes).
     fn validate_products(&self, memory: u64) -> Result<()> {
-        let (games, batch) = (self.selfplay.parallel_games, self.search.batch_size);
-        let leaves = games as u64 * batch as u64;
-        anyhow::ensure!(
-            leaves <= MAX_LEAVES_PER_PASS,
-            "selfplay.parallel_games × search.batch_size = {games} × {batch} = {leaves} leaves in one forward pass, \
-             more than {MAX_LEAVES_PER_PASS}"
-        );
+        self.selfplay.check_leaves(&self.search).map_err(anyhow::Error::msg)?;
         let window = self.train.window_max as u64 * WINDOW_SAMPLE_BYTES;
         anyhow::ensure!(
             window <= memory,
@@ -387,8 +381,7 @@ impl Config {
     }
 }
 
-/// The most leaves one forward pass may evaluate (`gpu.toml`: 2,048).
-pub const MAX_LEAVES_PER_PASS: u64 = 65_536;
+pub use gipf_core::selfplay::MAX_LEAVES_PER_PASS;
 
 /// What one sample takes in the training window, at most: its position and
 /// a searched position's policy target.

@@ -94,6 +94,9 @@ impl Default for SelfplayConfig {
     }
 }
 
+/// The most leaves one forward pass may evaluate (`gpu.toml`: 2,048).
+pub const MAX_LEAVES_PER_PASS: u64 = 65_536;
+
 impl SelfplayConfig {
     /// Checks each setting against its range, naming it as `selfplay.KEY`.
     pub fn validate(&self) -> Checked {
@@ -112,6 +115,22 @@ impl SelfplayConfig {
         check_range("selfplay.search_threads", self.search_threads as i64, 0, 1024)?;
         check_range("selfplay.shard_games", self.shard_games as i64, 1, 1_000_000)?;
         check_positive("selfplay.shard_seconds", self.shard_seconds, 1e6)
+    }
+
+    /// The leaves of one forward pass with `search`, `parallel_games ×
+    /// search.batch_size`, each in range on its own but not always their
+    /// product: a pass allocates its input at once, so it is bounded by
+    /// [`MAX_LEAVES_PER_PASS`].
+    pub fn check_leaves(&self, search: &SearchConfig) -> Result<(), String> {
+        let (games, batch) = (self.parallel_games, search.batch_size);
+        let leaves = games as u64 * batch as u64;
+        match leaves <= MAX_LEAVES_PER_PASS {
+            true => Ok(()),
+            false => Err(format!(
+                "selfplay.parallel_games × search.batch_size = {games} × {batch} = {leaves} leaves in one forward \
+                 pass, more than {MAX_LEAVES_PER_PASS}"
+            )),
+        }
     }
 
     /// How a full or a cheap search prepares its root.

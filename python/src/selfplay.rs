@@ -63,6 +63,7 @@ impl SelfPlay {
         let search: SearchConfig = overlay("search", &SearchConfig::default(), search)?;
         settings.validate().map_err(value_error)?;
         search.validate().map_err(value_error)?;
+        settings.check_leaves(&search).map_err(value_error)?;
         let recorded = serde_json::json!({
             "source": "gipf.selfplay (Python)",
             "game": {"variant": variant, "max_actions": max_actions},

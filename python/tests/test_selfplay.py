@@ -53,6 +53,9 @@ def test_settings_are_checked_where_they_enter():
         gipf.SelfPlay(1, search=json.dumps({"batch_size": 0}))
     with pytest.raises(ValueError, match="max_actions"):
         gipf.SelfPlay(1, max_actions=2)
+    # Each key in range, their product not: the leaves of one pass, bounded as in Rust.
+    with pytest.raises(ValueError, match="parallel_games × search.batch_size"):
+        gipf.SelfPlay(4096, settings=json.dumps({"parallel_games": 4096}), search=json.dumps({"batch_size": 256}))
     selfplay = gipf.SelfPlay(1, settings=json.dumps({"simulations": 8, "cheap_simulations": 4}))
     planes = selfplay.gather()
     with pytest.raises(ValueError, match="values must be from -1 to 1"):
