@@ -1,6 +1,7 @@
 """The network in PyTorch against the Rust network, through the engine
 (the Rust program, with LibTorch) on the same checkpoints."""
 
+import json
 import pathlib
 
 import numpy as np
@@ -63,7 +64,9 @@ def assert_same_outputs(checkpoint, net, fp32):
 
 def test_a_checkpoint_loads_with_the_rust_networks_outputs(fp32):
     net = gipf.torch.load(REFERENCE)
-    assert net.network["blocks"] == 4 and net.description["variant"] == "standard"
+    described = json.loads(pathlib.Path(REFERENCE).with_suffix(".json").read_text())
+    assert net.network == described["network"] and net.description["variant"] == "standard"
+    assert len(net.blocks) == described["network"]["blocks"], "as many residual blocks as the description says"
     assert_same_outputs(REFERENCE, net, fp32)
 
 
