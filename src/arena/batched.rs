@@ -138,4 +138,29 @@ mod tests {
         let again = network_match(&mut a, &mut b, 8, &options, 4).unwrap();
         assert_eq!(first, again, "the same seed, the same games");
     }
+
+    /// The tally is A's: the shipped model against an untrained network wins
+    /// as A and loses as B.
+    #[test]
+    fn the_tally_is_player_a_s() {
+        tch::set_num_threads(1);
+        let reference = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/reference.safetensors");
+        let (mut trained, _) = crate::checkpoint::load_checkpoint(&reference, Device::Cpu).unwrap();
+        let mut untrained = Network::new(&crate::net::TINY, Device::Cpu, 1);
+        let options = MatchOptions {
+            variant: Variant::Standard,
+            games: 4,
+            opening_actions: 2,
+            max_actions: 300,
+            threads: 1,
+            seed: 5,
+            sprt: None,
+            device: Device::Cpu,
+            precision: Default::default(),
+            search: crate::search::SearchConfig { batch_size: 4, ..Default::default() },
+        };
+        let as_a = network_match(&mut trained, &mut untrained, 16, &options, 4).unwrap().tally;
+        let as_b = network_match(&mut untrained, &mut trained, 16, &options, 4).unwrap().tally;
+        assert!(as_a.wins >= 3 && as_b.losses >= 3, "as A {as_a:?}, as B {as_b:?}");
+    }
 }

@@ -66,11 +66,16 @@ pub enum Precision {
 impl Precision {
     /// The tensor kind of the forward passes on `device`.
     pub fn kind(self, device: Device) -> Kind {
+        self.kind_where(device, cpu_has_bf16())
+    }
+
+    /// The kind on `device` of a machine whose CPU has bf16 units or not.
+    fn kind_where(self, device: Device, cpu_bf16: bool) -> Kind {
         match self {
             Precision::Fp32 => Kind::Float,
             Precision::Bf16 => Kind::BFloat16,
             Precision::Fp16 => Kind::Half,
-            Precision::Auto if device.is_cuda() || cpu_has_bf16() => Kind::BFloat16,
+            Precision::Auto if device.is_cuda() || cpu_bf16 => Kind::BFloat16,
             Precision::Auto => Kind::Float,
         }
     }
@@ -94,8 +99,12 @@ impl Precision {
 /// Whether this CPU computes in bf16 natively (`avx512_bf16` or `amx_bf16`
 /// among its flags).
 pub fn cpu_has_bf16() -> bool {
-    let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    flags
+    flags_show_bf16(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default())
+}
+
+/// Whether the `flags` lines of a `/proc/cpuinfo` text name bf16 units.
+fn flags_show_bf16(cpuinfo: &str) -> bool {
+    cpuinfo
         .lines()
         .filter(|l| l.starts_with("flags"))
         .any(|l| l.split_whitespace().any(|flag| flag == "avx512_bf16" || flag == "amx_bf16"))
@@ -466,7 +475,23 @@ mod tests {
             assert!(worst <= value_tolerance, "{precision:?}: values differ by up to {worst}");
             assert!(mean <= value_tolerance / 10.0, "{precision:?}: values differ by {mean} on average");
         }
-        assert_eq!(Precision::Auto.kind(Device::Cpu) == Kind::BFloat16, cpu_has_bf16());
+    }
+
+    /// `auto` is bf16 on CUDA and where the CPU's flags name bf16 units
+    /// (AVX512-BF16 or AMX), fp32 elsewhere; a named precision is itself.
+    #[test]
+    fn auto_is_bf16_where_the_cpu_has_bf16_units_and_on_cuda() {
+        let zen5 = "processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512_bf16 avx512_vnni\nbugs\t\t: sysret_ss_attrs\n";
+        let xeon = "flags\t\t: fpu avx2 amx_bf16 amx_tile\n";
+        // The words on another line than the flags' name no unit.
+        let zen3 = "flags\t\t: fpu avx2 fma\nmodel name\t: not avx512_bf16\n";
+        assert!(flags_show_bf16(zen5) && flags_show_bf16(xeon));
+        assert!(!flags_show_bf16(zen3) && !flags_show_bf16(""));
+        assert_eq!(Precision::Auto.kind_where(Device::Cpu, true), Kind::BFloat16);
+        assert_eq!(Precision::Auto.kind_where(Device::Cpu, false), Kind::Float);
+        assert_eq!(Precision::Auto.kind_where(Device::Cuda(0), false), Kind::BFloat16);
+        assert_eq!(Precision::Fp32.kind_where(Device::Cuda(0), true), Kind::Float);
+        assert_eq!(Precision::Fp16.kind_where(Device::Cpu, true), Kind::Half);
     }
 
     /// A seed gives the same weights while other threads draw from

@@ -401,12 +401,22 @@ mod tests {
         play_with(tiny(), out, n, seed, worker);
     }
 
-    /// The config's bound on the window's memory holds a sample with a
-    /// policy over 40 actions.
+    /// The config's bound on the window's memory (`WINDOW_SAMPLE_BYTES` a
+    /// sample) holds what a window of real games takes, as it counts it.
     #[test]
     fn a_window_sample_fits_the_configs_bound() {
-        let bytes = size_of::<TrainingSample>() + 40 * size_of::<(u16, f32)>();
-        assert!(bytes as u64 <= crate::config::WINDOW_SAMPLE_BYTES, "{bytes} bytes");
+        let dir = tempfile::tempdir().unwrap();
+        play(dir.path(), 4, 3, "test");
+        let config = tiny();
+        let mut window = Window::new(config.train.targets(), config.game.variant);
+        window.load_new(dir.path(), |_| 1_000_000).unwrap();
+        assert!(window.len() > 100, "{} samples", window.len());
+        let per_sample = window.memory_bytes() as f64 / window.len() as f64;
+        let searched = window.samples().filter(|s| !s.policy.is_empty()).count();
+        assert!(searched > 0, "some samples carry a policy target");
+        // At least each sample's own record; at most the bound the config sizes memory by.
+        assert!(per_sample >= size_of::<TrainingSample>() as f64, "{per_sample} bytes a sample");
+        assert!(per_sample <= crate::config::WINDOW_SAMPLE_BYTES as f64, "{per_sample} bytes a sample");
     }
 
     #[test]
