@@ -57,15 +57,17 @@ FP32="$(with_precision fp32)" BF16="$(with_precision bf16)"
 # share (nvidia-smi's "sm" column, each second) meanwhile, and prints its mean.
 busy_while() {
     local label="$1" samples="$WORK/busy-$1.txt"; shift
-    local dmon=""
+    local dmon="" status=0
     if command -v nvidia-smi >/dev/null; then nvidia-smi dmon -s u -d 1 > "$samples" & dmon=$!; fi
-    "$@"
+    "$@" || status=$?
     if [ -n "$dmon" ]; then
         kill "$dmon" 2>/dev/null || true
         awk -v label="$label" '!/^#/ && NF > 2 { sm += $2; n++ } END { if (n) printf "GPU busy (%s): %.0f%% of %d samples\n", label, sm / n, n }' "$samples"
     fi
+    return "$status"
 }
-devices=auto && [ "$DEVICE" = cpu ] && devices=cpu
+devices=auto
+case "$DEVICE" in cpu | cuda:*) devices="$DEVICE" ;; esac
 echo "== what gipf sees, and the layout gipf loop would use"
 "$BIN/gipf" info --config "$CONFIG" --devices "$devices"
 echo "== raw network ($(basename "$CONFIG")), float32"

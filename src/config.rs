@@ -363,7 +363,7 @@ impl Config {
         let l = &self.main_loop;
         check_range("loop.workers", l.workers as i64, 0, 256)?;
         // The list's form; the GPUs named are checked where the run starts.
-        crate::layout::parse_devices(&l.devices, crate::layout::MAX_DEVICES).context("loop.devices")?;
+        crate::layout::check_devices_form(&l.devices).context("loop.devices")?;
         match (l.workers, l.games_per_generation) {
             (0, None) => bail!("loop.games_per_generation is needed with loop.workers = 0 (generations in turn)"),
             (0, Some(games)) => Ok(check_range("loop.games_per_generation", games as i64, 1, 1_000_000)?),

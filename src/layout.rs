@@ -4,8 +4,10 @@
 
 use std::fmt;
 
-use anyhow::{bail, ensure, Result};
+use anyhow::{ensure, Result};
 use tch::Device;
+
+use crate::net::parse_device_among;
 
 /// The devices a run uses (`loop.devices`, `gipf loop --devices`): `auto`
 /// (every GPU LibTorch sees, else the CPU), `all` (every GPU), or a list such
@@ -20,32 +22,23 @@ pub fn parse_devices(text: &str, cuda_count: usize) -> Result<Vec<Device>> {
             ensure!(cuda_count > 0, "devices = all: LibTorch sees no CUDA device (no driver, no GPU, or a CPU build)");
             every_gpu()
         }
-        list => list.split(',').map(|one| parse_one(one.trim(), cuda_count)).collect::<Result<_>>()?,
+        list => list.split(',').map(|one| parse_device_among(one.trim(), cuda_count)).collect::<Result<_>>()?,
     };
     ensure!(devices.len() <= MAX_DEVICES, "devices: {} entries, at most {MAX_DEVICES}", devices.len());
     Ok(devices)
 }
 
+/// Checks a device list's form only (the GPUs it names are checked where
+/// a run starts, against those LibTorch sees).
+pub fn check_devices_form(text: &str) -> Result<()> {
+    match text.trim() {
+        "auto" | "all" => Ok(()),
+        _ => parse_devices(text, usize::MAX).map(|_| ()),
+    }
+}
+
 /// The most devices a run's list may name.
 pub const MAX_DEVICES: usize = 64;
-
-fn parse_one(text: &str, cuda_count: usize) -> Result<Device> {
-    let device = match text {
-        "cpu" => Device::Cpu,
-        "cuda" => Device::Cuda(0),
-        _ => match text.strip_prefix("cuda:").and_then(|n| n.parse().ok()) {
-            Some(n) => Device::Cuda(n),
-            None => bail!("unknown device '{text}': expected auto, all, or a list of cpu, cuda and cuda:N"),
-        },
-    };
-    if let Device::Cuda(n) = device {
-        ensure!(
-            n < cuda_count,
-            "device {text}: LibTorch sees {cuda_count} CUDA devices (no driver, no GPU, or libtorch_cuda.so not loaded)"
-        );
-    }
-    Ok(device)
-}
 
 /// What [`plan`] divides: the machine's cores and what each process asks.
 #[derive(Clone, Copy, Debug)]
@@ -135,7 +128,8 @@ pub fn plan(devices: &[Device], budget: Budget) -> Result<Layout> {
     Ok(Layout { trainer: devices[0], trainer_threads, workers, cores })
 }
 
-fn device_name(device: Device) -> String {
+/// `cuda:N` or `cpu`, as `--devices` reads them.
+pub fn device_name(device: Device) -> String {
     match device {
         Device::Cuda(n) => format!("cuda:{n}"),
         Device::Cpu => "cpu".into(),
@@ -165,8 +159,7 @@ impl fmt::Display for Layout {
                 search.join("/")
             )?;
         }
-        let over =
-            if self.threads() > self.cores { " (the fewest this layout runs with: threads take turns)" } else { "" };
+        let over = if self.threads() > self.cores { " (more threads than cores: they take turns)" } else { "" };
         write!(f, "threads: {} on {} cores{over}", self.threads(), self.cores)
     }
 }
@@ -193,7 +186,9 @@ mod tests {
                 let case = format!("{n} GPUs, {cores} cores:\n{layout}");
                 assert_eq!(layout.trainer, Device::Cuda(0), "{case}");
                 let per_device: Vec<usize> = gpus(n).into_iter().map(|d| layout.workers_on(d)).collect();
-                assert!(per_device.iter().all(|&w| w == per_device[0] && (1..=2).contains(&w)), "{case}");
+                // Two a GPU wherever the cores give each a LibTorch and a search thread.
+                let expected = if cores > n * 2 * 2 { 2 } else { 1 };
+                assert!(per_device.iter().all(|&w| w == expected), "{case}");
                 assert_eq!(layout.workers.len(), n * per_device[0], "{case}");
                 let minimum = 1 + n * 2;
                 if cores >= minimum {
@@ -228,13 +223,12 @@ mod tests {
     /// search thread: the fewest), as they were measured best.
     #[test]
     fn the_cpu_keeps_the_configs_workers() {
-        let budget = Budget { cores: 2, trainer_threads: 1, play_threads: 1, workers_per_device: 2, search_threads: 0 };
+        let budget = crate::config::Config::parse(crate::config::DEFAULTS).unwrap().budget(2);
+        assert_eq!(budget.workers_per_device, 2, "cpu.toml's two workers");
         let layout = plan(&[Device::Cpu], budget).unwrap();
         assert_eq!(layout.workers.len(), 2);
         assert!(layout.workers.iter().all(|w| w.search_threads == 1));
-        assert!(layout
-            .to_string()
-            .ends_with("threads: 5 on 2 cores (the fewest this layout runs with: threads take turns)"));
+        assert!(layout.to_string().ends_with("threads: 5 on 2 cores (more threads than cores: they take turns)"));
         let sixteen = plan(&[Device::Cpu], Budget { cores: 16, ..budget }).unwrap();
         assert_eq!((sixteen.workers.len(), sixteen.threads()), (2, 16));
     }

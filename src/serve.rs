@@ -92,17 +92,33 @@ const MAX_PLOT_BYTES: u64 = 16 << 20;
 /// folder is a link: a link planted there could name any file the server
 /// can read. 404 otherwise.
 async fn elo_plot(run: Arc<PathBuf>) -> Response {
-    let read = tokio::task::spawn_blocking(move || {
-        let folder = run.join("arena");
-        let plot = folder.join("ratings.png");
-        let plain_folder = folder.symlink_metadata().is_ok_and(|m| m.is_dir());
-        let plain_file = plot.symlink_metadata().is_ok_and(|m| m.is_file() && m.len() <= MAX_PLOT_BYTES);
-        (plain_folder && plain_file).then(|| std::fs::read(&plot).ok()).flatten()
-    });
+    let read = tokio::task::spawn_blocking(move || read_plain_file(&run.join("arena"), "ratings.png"));
     match read.await {
         Ok(Some(bytes)) => ([(header::CONTENT_TYPE, "image/png")], bytes).into_response(),
         _ => StatusCode::NOT_FOUND.into_response(),
     }
+}
+
+/// `name` in `folder`, where neither is a link, of at most
+/// [`MAX_PLOT_BYTES`]: the file opened is checked to be the one seen as a
+/// plain file (a link swapped in between is another file), and read no
+/// further than the bound.
+fn read_plain_file(folder: &Path, name: &str) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let path = folder.join(name);
+    let (folder_seen, seen) = (folder.symlink_metadata().ok()?, path.symlink_metadata().ok()?);
+    if !folder_seen.is_dir() || !seen.is_file() {
+        return None;
+    }
+    let file = std::fs::File::open(&path).ok()?;
+    let opened = file.metadata().ok()?;
+    if (opened.dev(), opened.ino()) != (seen.dev(), seen.ino()) || opened.len() > MAX_PLOT_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_PLOT_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= MAX_PLOT_BYTES).then_some(bytes)
 }
 
 /// Whether a request's `Host` may be served: an IP address, `localhost`,

@@ -59,8 +59,9 @@ pub struct SelfplayConfig {
     pub gumbel_candidates: usize,
     /// Games played at once; their leaves share each network batch.
     pub parallel_games: usize,
-    /// Threads that search the games' trees and encode positions; 0 takes
-    /// the cores that `play.torch_threads` leaves, at least one.
+    /// Threads that search the games' trees and encode positions, for each
+    /// self-play worker; 0 divides the cores the trainer's and the workers'
+    /// LibTorch threads leave among the workers, at least one each.
     pub search_threads: usize,
     /// Finished games are written in shards of this many games, or sooner
     /// when the oldest has waited `shard_seconds`: a killed self-play

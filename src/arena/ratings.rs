@@ -113,7 +113,8 @@ fn checkpoints(models: &Path) -> Result<Vec<Rated>> {
 /// which stay its own when `reference` or `tip` moves on. A description
 /// without a lineage (written before lineages were recorded, by a run from
 /// zero) counts its own samples read; one without either is an error
-/// naming it.
+/// naming it. A generation that read no samples is left out, with a
+/// warning: the curve's axis is their logarithm.
 pub fn generations(models: &Path) -> Result<Vec<Rated>> {
     let named = ["reference", "tip"].map(|name| models.join(format!("{name}.safetensors")));
     let history = models.join("history");
@@ -123,12 +124,15 @@ pub fn generations(models: &Path) -> Result<Vec<Rated>> {
     for path in files {
         let meta = read_meta(&path)?;
         let samples_read = match meta.lineage {
-            Some(lineage) => lineage.inherited.plus(&lineage.run).samples_read,
+            Some(lineage) => lineage.total().samples_read,
             None => meta.samples_read.with_context(|| format!("{}: no samples read recorded", path.display()))?,
         };
         let name = format!("step-{}-{}", meta.step, &sha256_of_file(&path)?[..8]);
         if samples_read == 0 {
-            tracing::warn!("{}: its training read no samples; left out of the lineage's curve", path.display());
+            tracing::warn!(
+                "{}: its training read no samples; not rated (no place on the curve's log axis)",
+                path.display()
+            );
             continue;
         }
         if found.iter().all(|g| g.name != name) {

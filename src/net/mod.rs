@@ -143,8 +143,14 @@ pub(crate) const TINY: NetConfig =
 
 /// Reads `auto`, `cpu`, `cuda` or `cuda:N`; `auto` picks CUDA when present.
 pub fn parse_device(text: &str) -> Result<Device> {
+    parse_device_among(text, tch::Cuda::device_count().max(0) as usize)
+}
+
+/// [`parse_device`] on a machine where LibTorch sees `cuda_count` GPUs.
+pub fn parse_device_among(text: &str, cuda_count: usize) -> Result<Device> {
     let device = match text {
-        "auto" => Device::cuda_if_available(),
+        "auto" if cuda_count > 0 => Device::Cuda(0),
+        "auto" => Device::Cpu,
         "cpu" => Device::Cpu,
         "cuda" => Device::Cuda(0),
         _ => match text.strip_prefix("cuda:").and_then(|n| n.parse().ok()) {
@@ -153,10 +159,9 @@ pub fn parse_device(text: &str) -> Result<Device> {
         },
     };
     if let Device::Cuda(n) = device {
-        let count = tch::Cuda::device_count();
         anyhow::ensure!(
-            (n as i64) < count,
-            "device {text}: LibTorch sees {count} CUDA devices (no driver, no GPU, or libtorch_cuda.so not loaded)"
+            n < cuda_count,
+            "device {text}: LibTorch sees {cuda_count} CUDA devices (no driver, no GPU, or libtorch_cuda.so not loaded)"
         );
     }
     Ok(device)

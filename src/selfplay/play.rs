@@ -89,8 +89,11 @@ pub struct PlayReport {
     pub shards: u64,
     pub shard_bytes: u64,
     /// With `probe_raw`: positions and seconds of the bare forward passes
-    /// timed between steps (not counted in the run's seconds), and their batch.
+    /// timed between steps (not counted in the run's seconds), and their
+    /// batch; none for several workers, whose probes share the device.
     pub raw: Option<(u64, f64, usize)>,
+    /// The workers that played at once.
+    pub workers: u64,
 }
 
 impl PlayReport {
@@ -98,11 +101,12 @@ impl PlayReport {
         self.stats.evaluations as f64 / self.seconds
     }
 
-    /// The share of the time the playing thread spent in the network's
-    /// forward passes (what is left goes to the search's CPU work not
-    /// overlapped with them, bookkeeping and writing games).
+    /// The share of the time a worker's playing thread spent in the
+    /// network's forward passes, on average over the workers (what is left
+    /// goes to the search's CPU work not overlapped with them, bookkeeping
+    /// and writing games).
     pub fn forward_share(&self) -> f64 {
-        self.stats.forward_seconds / self.seconds
+        self.stats.forward_seconds / (self.seconds * self.workers.max(1) as f64)
     }
 
     /// Positions per second of the bare network, from the probes.
@@ -164,50 +168,74 @@ pub fn play(options: PlayOptions) -> Result<PlayReport> {
         );
     }
     let (seconds, stats) = (elapsed(&probe), generator.stats);
-    Ok(PlayReport { stats, seconds, raw: probe.report(), shards: sink.writer.shards(), shard_bytes: sink.writer.bytes })
+    let (shards, shard_bytes) = (sink.writer.shards(), sink.writer.bytes);
+    Ok(PlayReport { stats, seconds, raw: probe.report(), shards, shard_bytes, workers: 1 })
 }
 
 /// Plays with a worker at each of `places` (its device and threads) at
 /// once, each on a thread of its own with its own copy of the network, so
 /// that one worker's batch runs while another gathers its next one: worker
 /// `w` is named `{worker}.{w}` and seeded apart, the games are divided among
-/// them, and with an upload each has an outbox of its own under `out`. One
-/// place plays as [`play`]. Returns their reports summed.
+/// them, and with an upload each has an outbox of its own (worker 0 `out`,
+/// worker `w` `out/w`; shards left in another worker's outbox by an earlier
+/// run go to `out` first). A worker that fails stops the others. One place
+/// plays as [`play`]. Returns their reports summed.
 pub fn play_workers(options: PlayOptions, places: &[crate::layout::Worker]) -> Result<PlayReport> {
-    let for_worker = |w: usize| -> PlayOptions {
+    anyhow::ensure!(!places.is_empty(), "self-play needs a worker");
+    if options.upload.is_some() {
+        let strays = crate::shards::stray_outboxes(&options.out, "", 1..places.len())?;
+        crate::shards::gather_outboxes(&options.out, &strays)?;
+    }
+    let stop = options.stop.clone().unwrap_or_default();
+    let for_worker = |w: usize| -> Result<PlayOptions> {
         let mut one = options.clone();
         one.config.selfplay.search_threads = places[w].search_threads;
         one.device = places[w].device;
         if places.len() > 1 {
             let n = places.len() as u64;
             one.worker = format!("{}.{w}", options.worker);
+            crate::shards::check_worker_id(&one.worker)?;
             one.seed = options.seed ^ (w as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             one.games = options.games.map(|games| games / n + u64::from((w as u64) < games % n));
             one.progress = options.progress && w == 0;
-            if one.upload.is_some() {
+            one.stop = Some(stop.clone());
+            if one.upload.is_some() && w > 0 {
                 one.out = options.out.join(w.to_string());
             }
         }
-        one
+        Ok(one)
     };
     if places.len() == 1 {
-        return play(for_worker(0));
+        return play(for_worker(0)?);
     }
+    let workers: Vec<PlayOptions> = (0..places.len()).map(for_worker).collect::<Result<_>>()?;
     let reports: Vec<Result<PlayReport>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..places.len()).map(|w| scope.spawn(move || play(for_worker(w)))).collect();
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|one| {
+                let stop = stop.clone();
+                scope.spawn(move || {
+                    let report = play(one);
+                    if report.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    report
+                })
+            })
+            .collect();
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a self-play worker panicked"))))
             .collect()
     });
     let mut total = reports.into_iter().collect::<Result<Vec<_>>>()?.into_iter();
-    let first = total.next().expect("a worker");
+    let first = total.next().context("no worker reported")?;
     Ok(total.fold(first, PlayReport::add))
 }
 
 impl PlayReport {
     /// Two workers' reports as one: counts added, the longer time (they ran
-    /// at once), the first's probe.
+    /// at once), no probe (each was taken beside the other's passes).
     fn add(self, other: PlayReport) -> PlayReport {
         let (a, b) = (self.stats, other.stats);
         let stats = Stats {
@@ -223,7 +251,8 @@ impl PlayReport {
             seconds: self.seconds.max(other.seconds),
             shards: self.shards + other.shards,
             shard_bytes: self.shard_bytes + other.shard_bytes,
-            raw: self.raw.or(other.raw),
+            raw: None,
+            workers: self.workers + other.workers,
         }
     }
 }
@@ -458,5 +487,43 @@ impl Reporter {
 
     fn finish(&self) {
         self.bar.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Worker;
+
+    /// Several workers in one process divide the games, each under its own
+    /// name and seed, and their report adds up: every game written, the
+    /// forward share an average, no probe.
+    #[test]
+    fn workers_divide_the_games_and_their_report_adds_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::parse(include_str!("../../configs/tiny.toml")).unwrap();
+        let place = Worker { device: Device::Cpu, search_threads: 1, torch_threads: 1 };
+        let options = PlayOptions {
+            games: Some(3),
+            seed: 7,
+            ..PlayOptions::new(config, dir.path().to_path_buf(), ModelSource::Fresh, "unit")
+        };
+        let report = play_workers(options, &[place, place]).unwrap();
+        assert_eq!((report.stats.games, report.workers, report.raw), (3, 2, None));
+        assert!(report.forward_share() > 0.0 && report.forward_share() <= 1.0, "{}", report.forward_share());
+        let games = crate::shards::read_all(dir.path()).unwrap();
+        let mut by_worker: Vec<(String, usize)> = Vec::new();
+        for game in &games {
+            let name = game.worker.clone().unwrap();
+            match by_worker.iter_mut().find(|(w, _)| *w == name) {
+                Some((_, n)) => *n += 1,
+                None => by_worker.push((name, 1)),
+            }
+        }
+        by_worker.sort();
+        assert_eq!(by_worker, [("unit.0".to_string(), 2), ("unit.1".to_string(), 1)]);
+        assert_ne!(games[0].actions, games[1].actions, "seeded apart");
+        let none = PlayOptions::new(Config::parse("").unwrap(), dir.path().into(), ModelSource::Fresh, "x");
+        assert!(play_workers(none, &[]).is_err(), "no worker: an error, not a panic");
     }
 }

@@ -371,6 +371,10 @@ fn loop_with_workers(
     let total_steps = generations.map(|n| started.0.step + n * config.train.steps_per_generation);
     let stop = Arc::new(AtomicBool::new(false));
     let name = crate::shards::new_worker_id();
+    if run.store.is_some() {
+        let strays = crate::shards::stray_outboxes(&run.root, "outbox-", 0..layout.workers.len())?;
+        crate::shards::gather_outboxes(&run.root.join("outbox-0"), &strays)?;
+    }
     let mut workers = Vec::new();
     for (w, place) in layout.workers.iter().enumerate() {
         let mut worker_config = config.clone();

@@ -358,8 +358,6 @@ impl Trainer {
     }
 }
 
-/// A checkpoint's network shape against the config's: another shape is
-/// [`Incompatible`].
 /// A checkpoint of another variant than the config's cannot be resumed or
 /// continued: its games and its network are another game's.
 fn check_variant(meta: &CheckpointMeta, config: &Config, weights: &Path) -> Result<()> {
@@ -372,6 +370,8 @@ fn check_variant(meta: &CheckpointMeta, config: &Config, weights: &Path) -> Resu
     Err(Incompatible(why).into())
 }
 
+/// A checkpoint's network shape against the config's: another shape is
+/// [`Incompatible`].
 fn check_shape(meta: &CheckpointMeta, network: &NetConfig, weights: &Path) -> Result<()> {
     if meta.network == *network {
         return Ok(());

@@ -1,7 +1,7 @@
 //! `gipf info`: what this machine offers and what a run would use of it.
 
 use anyhow::Result;
-use gipf::layout::Layout;
+use gipf::layout::{device_name, Layout};
 use gipf::net::{machine_name, Precision};
 use tch::Device;
 
@@ -49,15 +49,17 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// Each GPU LibTorch sees, with its name and memory, as `nvidia-smi` tells
-/// them (nothing where it is missing).
+/// The GPUs the driver lists, with their index, name and memory, as
+/// `nvidia-smi` tells them (nothing where it is missing). Its indices are
+/// the driver's: with `CUDA_VISIBLE_DEVICES` set (as Slurm sets it),
+/// LibTorch's `cuda:N` counts only the visible ones.
 fn gpus() -> Vec<String> {
     let query = std::process::Command::new("nvidia-smi")
         .args(["--query-gpu=index,name,memory.total", "--format=csv,noheader"])
         .output();
     match query {
         Ok(out) if out.status.success() => {
-            String::from_utf8_lossy(&out.stdout).lines().map(|l| format!("cuda:{}", l.trim())).collect()
+            String::from_utf8_lossy(&out.stdout).lines().map(|l| format!("GPU {}", l.trim())).collect()
         }
         _ => Vec::new(),
     }
@@ -65,10 +67,7 @@ fn gpus() -> Vec<String> {
 
 /// The layout as `trainer` and `selfplay` command lines, each with its cores.
 fn separate_processes(layout: &Layout) -> Vec<String> {
-    let name = |d: Device| match d {
-        Device::Cuda(n) => format!("cuda:{n}"),
-        _ => "cpu".to_string(),
-    };
+    let name = device_name;
     let mut lines = vec![format!("trainer --device {} --cores {} ...", name(layout.trainer), layout.trainer_threads)];
     for worker in &layout.workers {
         lines.push(format!("selfplay --device {} --cores {} ...", name(worker.device), worker.threads()));

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use gipf::config::{shipped_for, Config};
-use gipf::layout::{parse_devices, plan, Layout};
+use gipf::layout::{device_name, parse_devices, plan, Layout};
 use gipf::train::{jobs, ParentModel, RunDir};
 
 #[derive(clap::Args)]
@@ -62,18 +62,28 @@ pub fn config_and_layout(config: &str, devices: Option<&str>, cores: Option<usiz
     };
     let config = Config::load(&path)?;
     let devices_text = devices.unwrap_or(&config.main_loop.devices);
-    let devices = parse_devices(devices_text, cuda).with_context(|| format!("devices {devices_text}"))?;
-    anyhow::ensure!(
-        config.main_loop.workers > 0 || devices.len() == 1,
-        "{} devices with loop.workers = 0: generations in turn run on one device",
-        devices.len()
-    );
+    let mut devices = parse_devices(devices_text, cuda).with_context(|| format!("devices {devices_text}"))?;
+    if config.main_loop.workers == 0 && devices.len() > 1 {
+        // Generations in turn (loop.workers = 0) run on one device: the first.
+        devices.truncate(1);
+    }
     let cores = cores.unwrap_or_else(gipf::config::cores);
     anyhow::ensure!((1..=65_536).contains(&cores), "--cores {cores}: expected 1 to 65536");
     let layout = plan(&devices, config.budget(cores))?;
     match config.main_loop.workers {
-        0 => tracing::info!("generations in turn on {:?} ({}: loop.workers = 0)", layout.trainer, path.display()),
+        0 => tracing::info!(
+            "generations in turn on {} ({}: loop.workers = 0, one device)",
+            device_name(layout.trainer),
+            path.display()
+        ),
         _ => tracing::info!("layout ({}, devices {devices_text}):\n{layout}", path.display()),
+    }
+    let asked = devices.len() * config.main_loop.workers;
+    if layout.workers.len() < asked {
+        tracing::warn!(
+            "{} self-play workers instead of {asked}: {cores} cores cannot give each its threads (--cores, loop.workers)",
+            layout.workers.len()
+        );
     }
     Ok((config, layout))
 }
