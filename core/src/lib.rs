@@ -5,7 +5,7 @@
 //! samples built from it, Monte Carlo tree search over any
 //! [`search::Evaluator`], the baseline players, and a game of self-play.
 //! Modules in dependency order (each uses only those before it;
-//! `tests/layers.rs` checks it): `bounds`, `rules` ← `encoding`, `games` ←
+//! `tests/layers.rs` checks it): `bounds`, `rules` ← `encoding`, `games`, `network` ←
 //! `samples`, `search` ← `players`, `selfplay` ← `cli`.
 
 pub mod bounds;
@@ -13,6 +13,7 @@ pub mod rules;
 
 pub mod encoding;
 pub mod games;
+pub mod network;
 
 pub mod samples;
 pub mod search;

@@ -20,7 +20,7 @@ import safetensors.torch
 import torch
 from torch import nn
 
-from gipf._core import ENCODING_VERSION, GRID, NUM_ACTIONS, NUM_PLANES
+from gipf._core import ENCODING_VERSION, GRID, NUM_ACTIONS, NUM_PLANES, check_network
 
 #: The auxiliary outputs of a network with ``aux_targets``.
 AUX_OUTPUTS = 3
@@ -128,6 +128,11 @@ def load(checkpoint: str) -> PolicyValueNet:
         raise ValueError(f"{path}: encoding version {description.get('encoding_version')}, "
                          f"this package reads {ENCODING_VERSION}")
     shape = description["network"]
+    try:
+        # The Rust programs' bounds, before a network of that shape is built.
+        check_network(json.dumps(shape))
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from e
     try:
         net = PolicyValueNet(int(shape["blocks"]), int(shape["channels"]), int(shape["value_hidden"]),
                              bool(shape.get("value_pooling", False)), bool(shape.get("aux_targets", False)))

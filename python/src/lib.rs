@@ -228,6 +228,15 @@ fn index_of(action: &str) -> PyResult<usize> {
 }
 
 /// The action at the network's index `index`.
+/// Checks a network shape (a description's `network`, as JSON) against the
+/// bounds the Rust programs hold it to, before anything is built from it.
+#[pyfunction]
+fn check_network(shape: &str) -> PyResult<()> {
+    let shape: gipf_core::network::NetConfig =
+        serde_json::from_str(shape).map_err(|e| value_error(format!("a network shape: {e}")))?;
+    shape.validate().map_err(value_error)
+}
+
 #[pyfunction]
 fn action_of(index: usize) -> PyResult<String> {
     match index < NUM_ACTIONS {
@@ -583,6 +592,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<selfplay::SelfPlay>()?;
     m.add_function(wrap_pyfunction!(index_of, m)?)?;
     m.add_function(wrap_pyfunction!(action_of, m)?)?;
+    m.add_function(wrap_pyfunction!(check_network, m)?)?;
     m.add_function(wrap_pyfunction!(transform_policy, m)?)?;
     m.add_function(wrap_pyfunction!(random_games, m)?)?;
     m.add_function(wrap_pyfunction!(read_games_file, m)?)?;

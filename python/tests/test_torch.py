@@ -108,6 +108,13 @@ def test_damaged_checkpoints_are_refused(tmp_path):
     (tmp_path / "small.json").write_text(open(REFERENCE[: -len("safetensors")] + "json").read())
     with pytest.raises(ValueError, match="do not fit"):
         gipf.torch.load(str(tmp_path / "small.safetensors"))
+    # A shape past the Rust bounds is refused before any network is built
+    # (100,000 blocks of 512 channels would take the machine's memory).
+    described = json.loads(open(REFERENCE[: -len("safetensors")] + "json").read())
+    described["network"]["blocks"] = 65
+    (tmp_path / "small.json").write_text(json.dumps(described))
+    with pytest.raises(ValueError, match="network.blocks"):
+        gipf.torch.load(str(tmp_path / "small.safetensors"))
     with torch.no_grad():
         good.value_fc2.bias.fill_(float("nan"))
     with pytest.raises(ValueError, match="not finite"):

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use tch::nn;
 use tch::{Device, Kind, Tensor};
 
-use crate::bounds::check_range;
 use crate::encoding::{GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES};
 use crate::search::Forward;
 
@@ -17,35 +16,7 @@ mod folded;
 mod grow;
 use folded::FoldedNet;
 pub use folded::FORWARD;
-
-/// The shape of the network (what a checkpoint records with its weights).
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NetConfig {
-    /// Residual blocks in the tower.
-    pub blocks: usize,
-    /// Channels of the tower's convolutions.
-    pub channels: i64,
-    /// Width of the value head's hidden layer.
-    pub value_hidden: i64,
-    /// The value head also reads the tower's mean over the board, channel by
-    /// channel (global pooling, as in KataGo's heads).
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub value_pooling: bool,
-    /// The value head's hidden layer also predicts the auxiliary targets of
-    /// `samples::AUX_TARGETS` (trained, never used by the search).
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub aux_targets: bool,
-}
-
-impl PartialEq for NetConfig {
-    fn eq(&self, other: &NetConfig) -> bool {
-        let shape = |c: &NetConfig| (c.blocks, c.channels, c.value_hidden, c.value_pooling, c.aux_targets);
-        shape(self) == shape(other)
-    }
-}
-
-impl Eq for NetConfig {}
+pub use gipf_core::network::NetConfig;
 
 /// The number format of forward passes (`play.precision`) or of training
 /// steps (`train.precision`). Half precision runs two to
@@ -121,20 +92,8 @@ pub fn machine_name() -> String {
     format!("{} ({cores} cores{bf16})", model.unwrap_or(std::env::consts::ARCH).trim())
 }
 
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
 /// The number of auxiliary outputs of a network with `aux_targets`.
 pub const AUX_OUTPUTS: i64 = crate::samples::AUX_TARGETS as i64;
-
-impl NetConfig {
-    pub fn validate(&self) -> Result<()> {
-        check_range("network.blocks", self.blocks as i64, 1, 64)?;
-        check_range("network.channels", self.channels, 4, 512)?;
-        Ok(check_range("network.value_hidden", self.value_hidden, 4, 1024)?)
-    }
-}
 
 /// The smallest network, for the unit tests.
 #[cfg(test)]
