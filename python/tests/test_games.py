@@ -69,3 +69,30 @@ def test_damaged_files_are_refused_by_name(tmp_path):
         list(gipf.read_games(game))
     with pytest.raises(ValueError, match="no such"):
         gipf.games_files(tmp_path / "missing")
+
+
+def zstd_bomb(size):
+    """A zstd frame of 34 KB that decompresses to `size` bytes of 'a':
+    run-length blocks of 128 KB each."""
+    block = 128 * 1024
+    frame = bytearray(b"\x28\xb5\x2f\xfd")  # the magic number
+    frame += bytes([0x00, 7 << 3])  # no content size or checksum; a 128 KB window
+    blocks = -(-size // block)
+    for i in range(blocks):
+        header = (block << 3) | (1 << 1) | (i == blocks - 1)  # an RLE block of 128 KB
+        frame += header.to_bytes(3, "little") + b"a"
+    return bytes(frame)
+
+
+def test_a_shard_that_decompresses_without_bound_is_refused(tmp_path):
+    shard = tmp_path / "shard-0000000000001-x-000000.jsonl.zst"
+    shard.write_bytes(zstd_bomb((1 << 30) + (1 << 20)))
+    assert shard.stat().st_size < 40_000
+    with pytest.raises(ValueError, match="decompresses to more than"):
+        list(gipf.read_games(tmp_path))
+    with pytest.raises(ValueError, match="decompresses to more than"):
+        gipf.samples(shard)
+    # The same frame below the bound decompresses: its one line, no game, is skipped with a warning.
+    shard.write_bytes(zstd_bomb(1 << 20))
+    with pytest.warns(UserWarning, match="shard-0000000000001"):
+        assert list(gipf.read_games(tmp_path)) == []
