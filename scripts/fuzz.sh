@@ -13,14 +13,15 @@
 #
 # Targets (fuzz/fuzz_targets/): notation, setup, game, shard, checkpoint,
 # config, engine, weights (structure-aware: safetensors files made from the
-# input). LibTorch is linked (the parsers live beside the network),
+# input), record (`gipf arena --record`'s pieces), ratings
+# (`arena/matches.jsonl`). LibTorch is linked (the parsers live beside the network),
 # so the targets run without a sanitizer: a panic is the failure looked for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-60}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(notation setup game shard checkpoint config engine weights)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(notation setup game shard checkpoint config engine weights record ratings)
 
 scripts/setup-torch.sh
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal >&2
@@ -38,6 +39,8 @@ cp tests/fixtures/crossing-rows.json tests/fixtures/gipf-rows.json "$(corpus set
 cp tests/fixtures/game-format-1.json "$(corpus game)/"
 cp tests/fixtures/shard-format-2.jsonl.zst "$(corpus shard)/"
 cp tests/fixtures/checkpoint-format-*.json "$(corpus checkpoint)/"
+cp models/arena/target.jsonl "$(corpus record)/"
+cp models/arena/matches.jsonl "$(corpus ratings)/"
 cp configs/*.toml "$(corpus config)/"
 seed_text engine $'new standard\nplay b1-b2\nlegal\nstate\ngo\nundo\nshow\nposition {"variant": "basic", "board": {}, "reserve": {"white": 12, "black": 12}, "to_move": "white"}\nquit\n'
 
