@@ -41,6 +41,10 @@ pub fn run(args: Args) -> Result<()> {
     // The loop stops cleanly on SIGINT and SIGTERM; other commands end at once.
     gipf::stop::install()?;
     let (config, layout) = config_and_layout(&args.config, args.devices.as_deref(), args.cores)?;
+    match config.main_loop.workers {
+        0 => tracing::info!("generations in turn on {} (loop.workers = 0)", device_name(layout.trainer)),
+        _ => tracing::info!("layout:\n{layout}"),
+    }
     let generations = (args.generations > 0).then_some(args.generations);
     let from = args.from.as_deref().map(|name| ParentModel::named(name).with_context(|| format!("--from {name}")));
     let how = jobs::Start { device: layout.trainer, seed: args.seed, from: from.transpose()? };
@@ -49,7 +53,8 @@ pub fn run(args: Args) -> Result<()> {
 
 /// The config (`auto`: the shipped one for this machine, saying why) and
 /// the run's layout on `devices` (default: the config's) and `cores`
-/// (default: the process's), logged.
+/// (default: the process's), with a warning where the cores cut the
+/// workers asked for.
 pub fn config_and_layout(config: &str, devices: Option<&str>, cores: Option<usize>) -> Result<(Config, Layout)> {
     let cuda = tch::Cuda::device_count().max(0) as usize;
     let path = match config {
@@ -70,14 +75,6 @@ pub fn config_and_layout(config: &str, devices: Option<&str>, cores: Option<usiz
     let cores = cores.unwrap_or_else(gipf::config::cores);
     anyhow::ensure!((1..=65_536).contains(&cores), "--cores {cores}: expected 1 to 65536");
     let layout = plan(&devices, config.budget(cores))?;
-    match config.main_loop.workers {
-        0 => tracing::info!(
-            "generations in turn on {} ({}: loop.workers = 0, one device)",
-            device_name(layout.trainer),
-            path.display()
-        ),
-        _ => tracing::info!("layout ({}, devices {devices_text}):\n{layout}", path.display()),
-    }
     let asked = devices.len() * config.main_loop.workers;
     if layout.workers.len() < asked {
         tracing::warn!(
