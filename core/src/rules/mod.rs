@@ -19,6 +19,8 @@ pub use geometry::{
 };
 pub use perft::perft;
 pub use picture::picture;
-pub use position::{Color, GipfRight, IllegalAction, Outcome, Phase, Piece, Position, Row, Variant, WinReason};
+pub use position::{
+    Color, GipfRight, IllegalAction, NameError, Outcome, Phase, Piece, Position, Row, Variant, WinReason,
+};
 pub use record::{action_strings, replay, replay_with, GameRecord, RecordError};
 pub use setup::{BoardEntries, PerColor, Setup, SetupError, StateJson};

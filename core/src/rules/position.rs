@@ -45,13 +45,20 @@ impl fmt::Display for Color {
     }
 }
 
+/// A name that is no colour or no variant (what [`Color`]'s and
+/// [`Variant`]'s `FromStr` return).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("unknown colour '{0}': expected white or black")]
+    Color(String),
+    #[error("unknown variant '{0}': expected basic, standard or tournament")]
+    Variant(String),
+}
+
 impl std::str::FromStr for Color {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Color, String> {
-        Color::BOTH
-            .into_iter()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| format!("unknown colour '{s}': expected white or black"))
+    type Err = NameError;
+    fn from_str(s: &str) -> Result<Color, NameError> {
+        Color::BOTH.into_iter().find(|c| c.name() == s).ok_or_else(|| NameError::Color(s.to_string()))
     }
 }
 
@@ -99,12 +106,9 @@ impl fmt::Display for Variant {
 }
 
 impl std::str::FromStr for Variant {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Variant, String> {
-        Variant::ALL
-            .into_iter()
-            .find(|v| v.name() == s)
-            .ok_or_else(|| format!("unknown variant '{s}': expected basic, standard or tournament"))
+    type Err = NameError;
+    fn from_str(s: &str) -> Result<Variant, NameError> {
+        Variant::ALL.into_iter().find(|v| v.name() == s).ok_or_else(|| NameError::Variant(s.to_string()))
     }
 }
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::action::{parse_actions, Action, NotationError};
-use super::position::{IllegalAction, Position, Variant};
+use super::position::{IllegalAction, NameError, Position, Variant};
 
 /// A whole game as its actions from the variant's start.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -21,8 +21,8 @@ pub struct GameRecord {
 pub enum RecordError {
     #[error("a game record starts with its variant (basic, standard or tournament), then the actions")]
     MissingVariant,
-    #[error("{0}")]
-    Variant(String),
+    #[error(transparent)]
+    Variant(#[from] NameError),
     #[error(transparent)]
     Notation(#[from] NotationError),
     #[error("action {number} '{action}' is illegal: {reason}")]
@@ -42,7 +42,7 @@ impl GameRecord {
         if variant.is_empty() {
             return Err(RecordError::MissingVariant);
         }
-        let variant = variant.parse().map_err(RecordError::Variant)?;
+        let variant: Variant = variant.parse()?;
         Ok(GameRecord { variant, actions: parse_actions(rest)? })
     }
 }
@@ -123,5 +123,17 @@ mod tests {
         assert!(GameRecord::parse("").is_err());
         assert!(GameRecord::parse("chess e2-e4").unwrap_err().to_string().contains("unknown variant"));
         assert!(serde_json::from_str::<GameRecord>(r#"{"variant":"basic","actions":["zz"]}"#).is_err());
+    }
+
+    /// A caller tells a wrong name from other errors by matching, not by
+    /// reading a message.
+    #[test]
+    fn names_that_are_no_colour_or_variant_are_typed_errors() {
+        use crate::rules::Color;
+        assert_eq!("green".parse::<Color>(), Err(NameError::Color("green".into())));
+        assert_eq!("chess".parse::<Variant>(), Err(NameError::Variant("chess".into())));
+        assert_eq!("black".parse::<Color>(), Ok(Color::Black));
+        let err = GameRecord::parse("chess e2-e4").unwrap_err();
+        assert!(matches!(&err, RecordError::Variant(NameError::Variant(name)) if name == "chess"), "{err:?}");
     }
 }
