@@ -78,14 +78,14 @@ fn main() {
 }
 
 fn run_args(args: Args) -> Result<()> {
-    let mut config = Config::load(&args.config)?;
+    let config = Config::load(&args.config)?;
     let device = parse_device(&args.device)?;
     let cores = args.cores.unwrap_or_else(gipf::config::cores);
     anyhow::ensure!((1..=65_536).contains(&cores), "--cores {cores}: expected 1 to 65536");
     // No trainer: the cores the workers' LibTorch threads leave search.
     let budget = Budget { trainer_threads: 0, workers_per_device: args.workers.into(), ..config.budget(cores) };
+    // Each worker's search threads are set from its place by play_workers.
     let places = plan(&[device], budget)?.workers;
-    config.selfplay.search_threads = places[0].search_threads;
     tracing::info!(
         workers = places.len(),
         threads = places.iter().map(|w| w.threads()).sum::<usize>(),

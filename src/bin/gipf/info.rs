@@ -67,10 +67,10 @@ fn gpus() -> Vec<String> {
 
 /// The layout as `trainer` and `selfplay` command lines, each with its cores.
 fn separate_processes(layout: &Layout) -> Vec<String> {
-    let name = device_name;
-    let mut lines = vec![format!("trainer --device {} --cores {} ...", name(layout.trainer), layout.trainer_threads)];
+    let trainer = format!("trainer --device {} --cores {} ...", device_name(layout.trainer), layout.trainer_threads);
+    let mut lines = vec![trainer];
     for worker in &layout.workers {
-        lines.push(format!("selfplay --device {} --cores {} ...", name(worker.device), worker.threads()));
+        lines.push(format!("selfplay --device {} --cores {} ...", device_name(worker.device), worker.threads()));
     }
     lines
 }
