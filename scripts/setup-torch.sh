@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs LibTorch (the PyPI wheel torch==$TORCH_VERSION, with tensorboard for
-# reading event files, onnx and onnxruntime for exports) into a per-user cache folder keyed by the torch version,
-# once, and links the wheel's torch/ folder at .torch in the checkout, where
-# .cargo/config.toml points LIBTORCH. Idempotent: a second run does nothing.
+# reading event files, onnx and onnxruntime for exports and for play) into a
+# per-user cache folder keyed by the torch version, once; links the wheel's
+# torch/ folder at .torch in the checkout, where .cargo/config.toml points
+# LIBTORCH, and ONNX Runtime's library at .onnxruntime, where play loads it.
+# Idempotent: a second run does nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TORCH_VERSION="${TORCH_VERSION:-2.13.0}"
@@ -14,6 +16,10 @@ if [ ! -f "$VENV/.export-tools" ]; then
     touch "$VENV/.export-tools"
 fi
 TORCH_DIR="$("$VENV/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))')"
+ORT_LIB="$(ls "$VENV"/lib/python3*/site-packages/onnxruntime/capi/libonnxruntime.so.* | head -1)"
+if [ "$(readlink .onnxruntime 2>/dev/null)" != "$ORT_LIB" ]; then
+    ln -sfn "$ORT_LIB" .onnxruntime
+fi
 if [ "$(readlink .torch 2>/dev/null)" != "$TORCH_DIR" ]; then
     ln -sfn "$TORCH_DIR" .torch
 fi

@@ -6,7 +6,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::encoding::{encode, INPUT_SIZE};
-use crate::net::Network;
+use crate::net::{Backend, Inference, Network, Precision};
 use crate::players::{AlphaBeta, Limit, Player, Style};
 use crate::rules::{Position, Variant};
 use crate::search::{SearchConfig, Tree, UniformEvaluator};
@@ -162,6 +162,45 @@ pub fn net_throughput(network: &Network, variant: Variant, batch: usize, duratio
     network.infer(&input, batch);
     let (positions, seconds) = time_forward(network, &input, batch, duration);
     positions as f64 / seconds
+}
+
+/// The forward passes worth comparing on `device`: fp32 on LibTorch, on
+/// ONNX Runtime where it runs, and bf16 on LibTorch where the device has
+/// bf16 units.
+pub fn forwards_to_compare(device: tch::Device) -> Vec<Inference> {
+    let mut forwards = vec![Inference::FP32_LIBTORCH];
+    let ort = Inference { precision: Precision::Fp32, backend: Backend::Onnxruntime };
+    if ort.resolve(device).is_ok() {
+        forwards.push(ort);
+    }
+    if device.is_cuda() || crate::net::cpu_has_bf16() {
+        forwards.push(Inference { precision: Precision::Bf16, backend: Backend::Libtorch });
+    }
+    forwards
+}
+
+/// Positions per second of each of `forwards` on a fresh network of
+/// `shape`, at each of `batches` (each batch's forwards measured one after
+/// another, so that the machine's drift touches them alike): one row a
+/// batch, in `forwards`' order.
+pub fn compare_forwards(
+    shape: &crate::net::NetConfig,
+    device: tch::Device,
+    forwards: &[Inference],
+    batches: &[usize],
+    duration: Duration,
+) -> anyhow::Result<Vec<Vec<f64>>> {
+    let mut networks = Vec::new();
+    for &inference in forwards {
+        let mut network = Network::new(shape, device, 0);
+        network.prepare_for_play(inference)?;
+        networks.push(network);
+    }
+    let rows = batches
+        .iter()
+        .map(|&batch| networks.iter().map(|n| net_throughput(n, Variant::Standard, batch, duration)).collect())
+        .collect();
+    Ok(rows)
 }
 
 /// Writes random games of `variant` into `dir` as shards of `games_per_shard`

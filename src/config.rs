@@ -35,8 +35,21 @@ pub struct PlayConfig {
     /// The number format of the forward passes (`auto`: bf16 where the
     /// device computes in it, else fp32).
     pub precision: Precision,
-    /// LibTorch intra-op threads (1 is best on small CPUs).
+    /// The library of the forward passes: `auto` (ONNX Runtime for fp32 on
+    /// a CPU where its library loads, else LibTorch), `libtorch` or
+    /// `onnxruntime` (fp32 on the CPU only).
+    #[serde(default)]
+    pub backend: crate::net::Backend,
+    /// LibTorch's intra-op threads, and ONNX Runtime's (1 is best on small
+    /// CPUs).
     pub torch_threads: i32,
+}
+
+impl PlayConfig {
+    /// The precision and backend of the forward passes.
+    pub fn inference(&self) -> crate::net::Inference {
+        crate::net::Inference { precision: self.precision, backend: self.backend }
+    }
 }
 
 impl TrainConfig {

@@ -129,7 +129,7 @@ mod tests {
             seed: 4,
             sprt: None,
             device: Device::Cpu,
-            precision: Default::default(),
+            inference: Default::default(),
             search: crate::search::SearchConfig { batch_size: 4, ..Default::default() },
         };
         let first = network_match(&mut a, &mut b, 8, &options, 4).unwrap();
@@ -156,7 +156,7 @@ mod tests {
             seed: 5,
             sprt: None,
             device: Device::Cpu,
-            precision: Default::default(),
+            inference: Default::default(),
             search: crate::search::SearchConfig { batch_size: 4, ..Default::default() },
         };
         let as_a = network_match(&mut trained, &mut untrained, 16, &options, 4).unwrap().tally;

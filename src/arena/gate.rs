@@ -66,13 +66,13 @@ pub fn gate(
         seed,
         sprt: None,
         device,
-        precision: config.play.precision,
+        inference: config.play.inference(),
         search: config.search,
     };
     let (mut a, _) = load_checkpoint(candidate, device)?;
     let (mut b, _) = load_checkpoint(&best, device)?;
-    a.prepare_for_play(options.precision);
-    b.prepare_for_play(options.precision);
+    a.prepare_for_play(options.inference)?;
+    b.prepare_for_play(options.inference)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)
         .build()

@@ -19,7 +19,7 @@ use rand::seq::IndexedRandom;
 use rand::SeedableRng;
 use tch::Device;
 
-use crate::net::Precision;
+use crate::net::Inference;
 use crate::players::{Player, PlayerSpec};
 use crate::rules::{Color, Position, Variant};
 use crate::search::SearchConfig;
@@ -42,7 +42,7 @@ pub struct MatchOptions {
     pub sprt: Option<Sprt>,
     pub device: Device,
     /// The number format of the networks' forward passes.
-    pub precision: Precision,
+    pub inference: Inference,
     pub search: SearchConfig,
 }
 
@@ -135,8 +135,8 @@ pub fn play_match(
     for t in 0..threads as u64 {
         let seed = options.seed.wrapping_add(1000 * t);
         pairs.push((
-            a.build(options.device, options.precision, &options.search, seed)?,
-            b.build(options.device, options.precision, &options.search, seed + 1)?,
+            a.build(options.device, options.inference, &options.search, seed)?,
+            b.build(options.device, options.inference, &options.search, seed + 1)?,
         ));
     }
     for (spec, player) in [(a, &pairs[0].0), (b, &pairs[0].1)] {
@@ -218,7 +218,7 @@ mod tests {
             seed: 7,
             sprt: None,
             device: Device::Cpu,
-            precision: Default::default(),
+            inference: Default::default(),
             search: SearchConfig::default(),
         }
     }

@@ -9,12 +9,12 @@ use std::path::Path;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use tch::{Device, Kind};
+use tch::Device;
 
 use super::ratings::{read_checked_lines, write_lines};
 use super::Tally;
 use crate::durable::sha256_of_file;
-use crate::net::Precision;
+use crate::net::{kind_name, Inference};
 use crate::players::{Budget, PlayerSpec};
 use crate::rules::Variant;
 use crate::search::SearchConfig;
@@ -41,20 +41,21 @@ pub struct RecordedPlayer {
 }
 
 impl RecordedPlayer {
-    /// How `spec` plays on `device`, with the match's precision and search
-    /// settings where it names none.
+    /// How `spec` plays on `device`, with the match's precision, backend and
+    /// search settings where it names none.
     pub fn of(
         spec: &PlayerSpec,
         device: Device,
-        precision: Precision,
+        inference: Inference,
         search: &SearchConfig,
     ) -> Result<RecordedPlayer> {
         let mut player =
             RecordedPlayer { name: spec.name(), weights: None, precision: None, forward: None, search: None };
-        if let PlayerSpec::Network { weights, precision: own, .. } = spec {
+        if let PlayerSpec::Network { weights, .. } = spec {
+            let (kind, backend) = spec.inference(inference).resolve(device)?;
             player.weights = Some(sha256_of_file(weights)?[..16].to_string());
-            player.precision = Some(kind_name(own.unwrap_or(precision).kind(device)));
-            player.forward = Some(crate::net::FORWARD.to_string());
+            player.precision = Some(kind_name(kind).to_string());
+            player.forward = Some(backend.forward_name().to_string());
             player.search = unnamed_settings(spec, search);
         }
         Ok(player)
@@ -110,14 +111,6 @@ fn unnamed_settings(spec: &PlayerSpec, search: &SearchConfig) -> Option<String> 
         })
         .collect();
     (!settings.is_empty()).then(|| settings.join(", "))
-}
-
-fn kind_name(kind: Kind) -> String {
-    match kind {
-        Kind::BFloat16 => "bf16".into(),
-        Kind::Half => "fp16".into(),
-        _ => "fp32".into(),
-    }
 }
 
 /// One piece of a match.
@@ -291,7 +284,7 @@ mod tests {
         let timed =
             PlayerSpec::parse(&format!("{}@250ms", weights.path().display()), Budget::Simulations(400)).unwrap();
         let of = |spec: &PlayerSpec, search: &SearchConfig| {
-            RecordedPlayer::of(spec, Device::Cpu, Precision::Fp32, search).unwrap()
+            RecordedPlayer::of(spec, Device::Cpu, Inference::FP32_LIBTORCH, search).unwrap()
         };
         let default = SearchConfig::default();
         assert_eq!(of(&timed, &default).search, None);
@@ -324,7 +317,7 @@ mod tests {
             let mut config = default.clone();
             config[key] = changed;
             let search: SearchConfig = serde_json::from_value(config).unwrap();
-            let player = RecordedPlayer::of(&spec, Device::Cpu, Precision::Fp32, &search).unwrap();
+            let player = RecordedPlayer::of(&spec, Device::Cpu, Inference::FP32_LIBTORCH, &search).unwrap();
             assert!(player.search.as_deref().is_some_and(|s| s.starts_with(key.as_str())), "{key}: {player:?}");
         }
     }

@@ -17,10 +17,10 @@ pub const FORWARD: &str = "folded, channels last";
 
 /// A convolution and the batch norm after it, as one convolution.
 #[derive(Debug)]
-struct FoldedConv {
-    weight: Tensor,
-    bias: Tensor,
-    padding: i64,
+pub(super) struct FoldedConv {
+    pub(super) weight: Tensor,
+    pub(super) bias: Tensor,
+    pub(super) padding: i64,
 }
 
 impl FoldedConv {
@@ -48,9 +48,9 @@ fn channels_last(x: &Tensor) -> Tensor {
 
 /// A linear layer's weights in the kind of play.
 #[derive(Debug)]
-struct Dense {
-    weight: Tensor,
-    bias: Tensor,
+pub(super) struct Dense {
+    pub(super) weight: Tensor,
+    pub(super) bias: Tensor,
 }
 
 impl Dense {
@@ -68,14 +68,14 @@ impl Dense {
 /// only (it has no gradients and is never saved).
 #[derive(Debug)]
 pub struct FoldedNet {
-    stem: FoldedConv,
-    blocks: Vec<(FoldedConv, FoldedConv)>,
-    policy_conv: FoldedConv,
-    policy_fc: Dense,
-    value_conv: FoldedConv,
-    value_fc1: Dense,
-    value_fc2: Dense,
-    value_pooling: bool,
+    pub(super) stem: FoldedConv,
+    pub(super) blocks: Vec<(FoldedConv, FoldedConv)>,
+    pub(super) policy_conv: FoldedConv,
+    pub(super) policy_fc: Dense,
+    pub(super) value_conv: FoldedConv,
+    pub(super) value_fc1: Dense,
+    pub(super) value_fc2: Dense,
+    pub(super) value_pooling: bool,
 }
 
 impl FoldedNet {
@@ -116,7 +116,7 @@ impl FoldedNet {
 mod tests {
     use super::*;
     use crate::encoding::{encode, INPUT_SIZE};
-    use crate::net::{is_batch_norm, NetConfig, Network, Precision};
+    use crate::net::{is_batch_norm, NetConfig, Network};
     use crate::rules::{Position, Variant};
     use tch::Device;
 
@@ -139,7 +139,7 @@ mod tests {
             encode(pos, chunk);
         }
         let (logits, values) = network.infer(&input, positions.len());
-        network.prepare_for_play(Precision::Fp32);
+        network.prepare_for_play(crate::net::Inference::FP32_LIBTORCH).unwrap();
         let (folded_logits, folded_values) = network.infer(&input, positions.len());
         let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + x.abs()));
         assert!(close(&logits, &folded_logits), "policy logits differ");

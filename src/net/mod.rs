@@ -14,9 +14,12 @@ use crate::search::Forward;
 
 mod folded;
 mod grow;
+pub mod onnx;
+pub mod onnxruntime;
 use folded::FoldedNet;
 pub use folded::FORWARD;
 pub use gipf_core::network::NetConfig;
+use onnxruntime::OnnxNet;
 
 /// The number format of forward passes (`play.precision`) or of training
 /// steps (`train.precision`). Half precision runs two to
@@ -64,6 +67,99 @@ impl Precision {
     /// The precision of that name.
     pub fn parse(name: &str) -> Option<Precision> {
         [Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Auto].into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// The library that runs the forward passes at play (`play.backend`).
+/// Training runs on LibTorch whatever it says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// ONNX Runtime for fp32 on a CPU where its library loads (the faster
+    /// there), LibTorch for bf16, fp16 and GPUs.
+    #[default]
+    Auto,
+    Libtorch,
+    /// fp32 on the CPU only.
+    Onnxruntime,
+}
+
+impl Backend {
+    pub const ALL: [Backend; 3] = [Backend::Auto, Backend::Libtorch, Backend::Onnxruntime];
+
+    /// Its name in configs: `auto`, `libtorch` or `onnxruntime`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Libtorch => "libtorch",
+            Backend::Onnxruntime => "onnxruntime",
+        }
+    }
+
+    /// The backend of that name.
+    pub fn parse(name: &str) -> Option<Backend> {
+        Backend::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// The backend that runs passes in `kind` on `device`: never `Auto`.
+    /// ONNX Runtime asked for where it cannot run (not fp32 on the CPU, or
+    /// its library missing) is an error; `Auto` then runs LibTorch.
+    pub fn resolve(self, device: Device, kind: Kind) -> Result<Backend> {
+        let fits = device == Device::Cpu && kind == Kind::Float;
+        match self {
+            Backend::Libtorch => Ok(Backend::Libtorch),
+            Backend::Onnxruntime if !fits => {
+                bail!("ONNX Runtime runs fp32 forward passes on the CPU, not {} on {device:?}", kind_name(kind))
+            }
+            Backend::Onnxruntime => onnxruntime::load_library().map(|()| Backend::Onnxruntime),
+            Backend::Auto if !fits => Ok(Backend::Libtorch),
+            Backend::Auto => match onnxruntime::load_library() {
+                Ok(()) => Ok(Backend::Onnxruntime),
+                Err(why) => {
+                    static WARNED: std::sync::Once = std::sync::Once::new();
+                    WARNED.call_once(|| tracing::warn!("{why}: forward passes on LibTorch"));
+                    Ok(Backend::Libtorch)
+                }
+            },
+        }
+    }
+
+    /// How a resolved backend's forward pass runs, as a match record names
+    /// it: a faster one is a stronger player at a time per action.
+    pub fn forward_name(self) -> &'static str {
+        match self {
+            Backend::Onnxruntime => "onnxruntime, folded",
+            Backend::Auto | Backend::Libtorch => FORWARD,
+        }
+    }
+}
+
+/// How a network's forward passes run at play: their number format and
+/// the library that runs them (`play.precision`, `play.backend`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Inference {
+    pub precision: Precision,
+    pub backend: Backend,
+}
+
+impl Inference {
+    /// fp32 on LibTorch: the forward pass that training's matches.
+    pub const FP32_LIBTORCH: Inference = Inference { precision: Precision::Fp32, backend: Backend::Libtorch };
+
+    /// What runs on `device`: the kind and the backend resolved (see
+    /// [`Backend::resolve`]).
+    pub fn resolve(self, device: Device) -> Result<(Kind, Backend)> {
+        let kind = self.precision.kind(device);
+        Ok((kind, self.backend.resolve(device, kind)?))
+    }
+}
+
+/// The name of a tensor kind of play: fp32, bf16 or fp16.
+pub fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::BFloat16 => "bf16",
+        Kind::Half => "fp16",
+        _ => "fp32",
     }
 }
 
@@ -257,8 +353,12 @@ pub struct Network {
     pub config: NetConfig,
     /// The kind of [`Network::infer`]'s forward passes (see [`Network::prepare_for_play`]).
     kind: Kind,
-    /// The layers [`Network::infer`] runs once the network is prepared for play.
+    /// The layers [`Network::infer`] runs once the network is prepared for
+    /// play on LibTorch.
     folded: Option<FoldedNet>,
+    /// The session [`Network::infer`] runs once the network is prepared for
+    /// play on ONNX Runtime.
+    onnx: Option<OnnxNet>,
 }
 
 impl Network {
@@ -272,7 +372,7 @@ impl Network {
         tch::manual_seed(seed);
         let vs = nn::VarStore::new(device);
         let net = PolicyValueNet::new(&vs.root(), config);
-        Network { vs, net, config: *config, kind: Kind::Float, folded: None }
+        Network { vs, net, config: *config, kind: Kind::Float, folded: None, onnx: None }
     }
 
     /// Loads weights saved by [`Network::save`] into a network of `config`'s
@@ -307,18 +407,38 @@ impl Network {
         self.vs.device()
     }
 
-    /// Runs [`Network::infer`] in `precision` from now on, with each batch
-    /// norm folded into the convolution before it (a fifth more positions
-    /// per second on a CPU). For play only: the folded copy does not follow
-    /// later changes to the weights, and such a network is not trained.
-    /// On CUDA, cuDNN's autotuner picks each convolution's fastest
-    /// algorithm for the batch sizes it meets (self-play's stay close).
-    pub fn prepare_for_play(&mut self, precision: Precision) {
+    /// Runs [`Network::infer`] as `inference` says from now on, with
+    /// each batch norm folded into the convolution before it (a fifth more
+    /// positions per second on a CPU); ONNX Runtime's threads are
+    /// LibTorch's intra-op threads at this call. For play only: the folded
+    /// copy does not follow later changes to the weights, and such a
+    /// network is not trained. On CUDA, cuDNN's autotuner picks each
+    /// convolution's fastest algorithm for the batch sizes it meets
+    /// (self-play's stay close).
+    pub fn prepare_for_play(&mut self, inference: Inference) -> Result<()> {
         if self.device().is_cuda() {
             tch::Cuda::cudnn_set_benchmark(true);
         }
-        self.kind = precision.kind(self.device());
-        self.folded = Some(FoldedNet::new(&self.net, self.kind));
+        let (kind, backend) = inference.resolve(self.device())?;
+        self.kind = kind;
+        let folded = FoldedNet::new(&self.net, kind);
+        if backend == Backend::Onnxruntime {
+            self.onnx = Some(OnnxNet::new(&folded, tch::get_num_threads().max(1) as usize)?);
+            self.folded = None;
+        } else {
+            self.onnx = None;
+            self.folded = Some(folded);
+        }
+        Ok(())
+    }
+
+    /// The backend [`Network::infer`] runs on.
+    pub fn backend(&self) -> Backend {
+        if self.onnx.is_some() {
+            Backend::Onnxruntime
+        } else {
+            Backend::Libtorch
+        }
     }
 
     /// A network of the same shape in `kind`, for a trainer to run its
@@ -335,7 +455,7 @@ impl Network {
                 var.set_data(&var.to_kind(kind));
             }
         }
-        Network { vs, net, config: self.config, kind, folded: None }
+        Network { vs, net, config: self.config, kind, folded: None, onnx: None }
     }
 
     /// The kind of the forward passes at play.
@@ -343,8 +463,6 @@ impl Network {
         self.kind
     }
 
-    /// Runs the network on `n` encoded positions (`n * INPUT_SIZE` floats) in
-    /// inference mode. Returns the logits (`n * NUM_ACTIONS`) and values (`n`).
     /// The trainable variables by name, sorted (batch-norm running
     /// statistics excluded).
     pub fn trainable(&self) -> Vec<(String, Tensor)> {
@@ -354,8 +472,14 @@ impl Network {
         vars
     }
 
+    /// Runs the network on `n` encoded positions (`n * INPUT_SIZE` floats) in
+    /// inference mode. Returns the logits (`n * NUM_ACTIONS`) and values (`n`).
     pub fn infer(&self, input: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
         assert_eq!(input.len(), n * INPUT_SIZE);
+        if let Some(onnx) = &self.onnx {
+            // As LibTorch's own failures do: a run that fails here is out of memory or a broken library.
+            return onnx.forward(input, n).unwrap_or_else(|e| panic!("{e:#}"));
+        }
         let _guard = tch::no_grad_guard();
         let xs = Tensor::from_slice(input)
             .view([n as i64, NUM_PLANES as i64, GRID as i64, GRID as i64])
@@ -418,7 +542,7 @@ mod tests {
         let reference = fp32.evaluate(&positions);
         for (precision, value_tolerance) in [(Precision::Bf16, 0.05), (Precision::Fp16, 0.005)] {
             let (mut half, _) = crate::checkpoint::load_checkpoint(Path::new(weights), Device::Cpu).unwrap();
-            half.prepare_for_play(precision);
+            half.prepare_for_play(Inference { precision, backend: Backend::Libtorch }).unwrap();
             assert_ne!(half.kind(), Kind::Float);
             let evaluations = half.evaluate(&positions);
             let top = |e: &Evaluation| e.priors.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap().0;

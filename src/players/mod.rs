@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use tch::Device;
 
 use crate::checkpoint::load_checkpoint;
-use crate::net::Precision;
+use crate::net::{Backend, Inference, Precision};
 use crate::rules::{Action, Position, Variant};
 use crate::search::{Analysis, SearchConfig, Tree};
 pub use gipf_core::players::{alphabeta, AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Style, Uct};
@@ -54,7 +54,8 @@ impl fmt::Display for Budget {
 /// (`...@250ms,batch=8`; by default [`TIMED_BATCH`] under a time budget
 /// and the config's `search.batch_size` under a simulation budget), and
 /// the precision of its forward passes (`...@250ms,bf16`; by default the
-/// config's `play.precision`) and the temperature of its policy's softmax
+/// config's `play.precision`) and their library (`...@250ms,onnxruntime` or
+/// `libtorch`; by default the config's `play.backend`) and the temperature of its policy's softmax
 /// (`...@250ms,policy_temperature=1.4`; by default the config's
 /// `search.policy_temperature`), so that one match can pit the two.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,6 +75,7 @@ pub enum PlayerSpec {
         keep_tree: bool,
         batch: Option<usize>,
         precision: Option<Precision>,
+        backend: Option<Backend>,
         policy_temperature: Option<f32>,
     },
 }
@@ -116,9 +118,10 @@ impl PlayerSpec {
                     )
                 })?;
                 let mut spec = PlayerSpec::network(weights, options.budget, options.keep_tree);
-                if let PlayerSpec::Network { batch, precision, policy_temperature, .. } = &mut spec {
+                if let PlayerSpec::Network { batch, precision, backend, policy_temperature, .. } = &mut spec {
                     *batch = options.batch;
                     *precision = options.precision;
+                    *backend = options.backend;
                     *policy_temperature = options.policy_temperature;
                 }
                 spec
@@ -130,7 +133,27 @@ impl PlayerSpec {
     /// the tree under a time budget only.
     pub fn network(weights: PathBuf, budget: Budget, keep_tree: Option<bool>) -> PlayerSpec {
         let keep_tree = keep_tree.unwrap_or(matches!(budget, Budget::Time(_)));
-        PlayerSpec::Network { weights, budget, keep_tree, batch: None, precision: None, policy_temperature: None }
+        PlayerSpec::Network {
+            weights,
+            budget,
+            keep_tree,
+            batch: None,
+            precision: None,
+            backend: None,
+            policy_temperature: None,
+        }
+    }
+
+    /// How a network plays: its own precision and backend where it names
+    /// them, else `inference`'s.
+    pub fn inference(&self, inference: Inference) -> Inference {
+        match self {
+            PlayerSpec::Network { precision, backend, .. } => Inference {
+                precision: precision.unwrap_or(inference.precision),
+                backend: backend.unwrap_or(inference.backend),
+            },
+            _ => inference,
+        }
     }
 
     /// A short name for tables and rating files.
@@ -146,7 +169,7 @@ impl PlayerSpec {
                     Limit::Time(t) => format!("{name}:{}ms", t.as_millis()),
                 }
             }
-            PlayerSpec::Network { weights, budget, keep_tree, batch, precision, policy_temperature } => {
+            PlayerSpec::Network { weights, budget, keep_tree, batch, precision, backend, policy_temperature } => {
                 let stem =
                     weights.file_stem().map_or_else(|| weights.display().to_string(), |s| s.to_string_lossy().into());
                 let tree = match (budget, keep_tree) {
@@ -156,18 +179,19 @@ impl PlayerSpec {
                 };
                 let batch = batch.map(|n| format!(", batch {n}")).unwrap_or_default();
                 let precision = precision.map(|p| format!(", {}", p.name())).unwrap_or_default();
+                let backend = backend.map(|b| format!(", {}", b.name())).unwrap_or_default();
                 let temperature = policy_temperature.map(|t| format!(", policy temperature {t}")).unwrap_or_default();
-                format!("{stem} ({budget}{tree}{batch}{precision}{temperature})")
+                format!("{stem} ({budget}{tree}{batch}{precision}{backend}{temperature})")
             }
         }
     }
 
     /// Makes the player; a network is loaded onto `device`, to run in its
-    /// own precision if it names one, else in `precision`.
+    /// own precision and backend where it names them, else as `inference`.
     pub fn build(
         &self,
         device: Device,
-        precision: Precision,
+        inference: Inference,
         search: &SearchConfig,
         seed: u64,
     ) -> Result<Box<dyn Player>> {
@@ -176,14 +200,14 @@ impl PlayerSpec {
             PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
             PlayerSpec::Uct { playouts } => Box::new(Uct::new(*playouts, rand::SeedableRng::seed_from_u64(seed))),
             PlayerSpec::AlphaBeta { style, limit } => Box::new(AlphaBeta::with_style(*style, *limit, monotonic)),
-            PlayerSpec::Network { weights, budget, keep_tree, batch, precision: own, policy_temperature } => {
+            PlayerSpec::Network { weights, budget, keep_tree, batch, policy_temperature, .. } => {
                 let search = SearchConfig {
                     batch_size: batch_size(*batch, *budget, search),
                     policy_temperature: policy_temperature.unwrap_or(search.policy_temperature),
                     ..*search
                 };
-                let precision = own.unwrap_or(precision);
-                Box::new(NetworkPlayer::load(weights, device, precision, *budget, *keep_tree, &search)?)
+                let inference = self.inference(inference);
+                Box::new(NetworkPlayer::load(weights, device, inference, *budget, *keep_tree, &search)?)
             }
         })
     }
@@ -241,18 +265,19 @@ struct SearchOptions {
     keep_tree: Option<bool>,
     batch: Option<usize>,
     precision: Option<Precision>,
+    backend: Option<Backend>,
     policy_temperature: Option<f32>,
 }
 
 impl SearchOptions {
     /// `budget` and nothing else set.
     fn new(budget: Budget) -> SearchOptions {
-        SearchOptions { budget, keep_tree: None, batch: None, precision: None, policy_temperature: None }
+        SearchOptions { budget, keep_tree: None, batch: None, precision: None, backend: None, policy_temperature: None }
     }
 }
 
-/// Its budget, then any of `keep` or `fresh`, `batch=N`, a precision and
-/// `policy_temperature=T`, comma-separated.
+/// Its budget, then any of `keep` or `fresh`, `batch=N`, a precision, a
+/// backend and `policy_temperature=T`, comma-separated.
 fn parse_search_options(text: &str) -> Result<SearchOptions> {
     let mut parts = text.split(',');
     let budget = parse_budget(parts.next().unwrap_or_default())?;
@@ -260,6 +285,10 @@ fn parse_search_options(text: &str) -> Result<SearchOptions> {
     for part in parts {
         if let Some(precision) = Precision::parse(part) {
             options.precision = Some(precision);
+            continue;
+        }
+        if let Some(backend) = Backend::parse(part).filter(|b| *b != Backend::Auto) {
+            options.backend = Some(backend);
             continue;
         }
         if let Some(t) = part.strip_prefix("policy_temperature=") {
@@ -277,7 +306,8 @@ fn parse_search_options(text: &str) -> Result<SearchOptions> {
                 Some(_) => bail!("'{part}': expected batch=N with N from 1 to 1024 (leaves evaluated at once)"),
                 None => bail!(
                     "'{part}': expected keep or fresh (whether the tree is kept between decisions), batch=N, \
-                     a precision (fp32, bf16, fp16, auto) or policy_temperature=T"
+                     a precision (fp32, bf16, fp16, auto), a backend (libtorch, onnxruntime) or \
+                     policy_temperature=T"
                 ),
             },
         }
@@ -323,13 +353,13 @@ impl NetworkPlayer {
     pub fn load(
         weights: &Path,
         device: Device,
-        precision: Precision,
+        inference: Inference,
         budget: Budget,
         keep_tree: bool,
         search: &SearchConfig,
     ) -> Result<NetworkPlayer> {
         let (mut network, meta) = load_checkpoint(weights, device)?;
-        network.prepare_for_play(precision);
+        network.prepare_for_play(inference)?;
         let variant = meta.variant().ok();
         Ok(NetworkPlayer { network, budget, keep_tree, search: *search, tree: None, variant })
     }
@@ -504,6 +534,7 @@ mod tests {
                 keep_tree: false,
                 batch: Some(16),
                 precision: None,
+                backend: None,
                 policy_temperature: None
             }
         );
@@ -518,10 +549,18 @@ mod tests {
                 keep_tree: true,
                 batch: None,
                 precision: bf16,
+                backend: None,
                 policy_temperature: None
             }
         );
         assert_eq!(spec.name(), "w (250 ms, bf16)");
+        let spec = PlayerSpec::parse(&format!("{}@250ms,fp32,onnxruntime", file.display()), sims).unwrap();
+        assert_eq!(spec.name(), "w (250 ms, fp32, onnxruntime)");
+        let libtorch = Inference { precision: Precision::Auto, backend: Backend::Libtorch };
+        let own = Inference { precision: Precision::Fp32, backend: Backend::Onnxruntime };
+        assert_eq!(spec.inference(libtorch), own);
+        let err = PlayerSpec::parse(&format!("{}@64,auto,tensorflow", file.display()), sims).unwrap_err();
+        assert!(format!("{err:#}").contains("a backend (libtorch, onnxruntime)"), "{err:#}");
         for bad in ["batch=0", "batch=x", "batch="] {
             let err = PlayerSpec::parse(&format!("{}@64,{bad}", file.display()), sims).unwrap_err();
             assert!(format!("{err:#}").contains(&format!("'{bad}': expected batch=N")), "{err:#}");
@@ -540,7 +579,7 @@ mod tests {
     fn the_reference_model_loads_and_plays() {
         let spec = PlayerSpec::parse("reference@8", Budget::Simulations(64)).unwrap();
         assert_eq!(spec.name(), "reference (8 sims)");
-        let mut player = spec.build(Device::Cpu, Precision::Fp32, &SearchConfig::default(), 1).unwrap();
+        let mut player = spec.build(Device::Cpu, Inference::FP32_LIBTORCH, &SearchConfig::default(), 1).unwrap();
         let pos = crate::rules::Position::new(crate::rules::Variant::Standard);
         assert!(pos.is_legal(player.choose(&pos)));
     }

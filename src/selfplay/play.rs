@@ -291,7 +291,7 @@ impl Follower {
             }
             None => (Network::new(&options.config.network, options.device, options.seed as i64), model_name(None)),
         };
-        network.prepare_for_play(options.config.play.precision);
+        network.prepare_for_play(options.config.play.inference())?;
         Ok((network, name))
     }
 

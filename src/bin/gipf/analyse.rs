@@ -65,7 +65,7 @@ pub fn run(args: Args) -> Result<()> {
     let spec = PlayerSpec::parse(&model, Budget::Simulations(args.sims.max(2)))?;
     let config = Config::load(&args.config)?;
     tch::set_num_threads(config.play.torch_threads);
-    let mut player = spec.build(parse_device(&args.device)?, config.play.precision, &config.search, 1)?;
+    let mut player = spec.build(parse_device(&args.device)?, config.play.inference(), &config.search, 1)?;
     let progress = crate::report::Progress::counting(actions.len() as u64 + 1, "positions", 20);
     let review =
         gipf::review::review(player.as_mut(), Position::new(variant), &actions, args.sims, &mut || progress.inc())

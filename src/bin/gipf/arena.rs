@@ -67,7 +67,7 @@ impl Common {
             seed: self.seed.unwrap_or(1),
             sprt,
             device: parse_device(&self.device)?,
-            precision: config.play.precision,
+            inference: config.play.inference(),
             search: config.search,
         })
     }
@@ -179,10 +179,10 @@ fn piece_to_play(
     options: &mut MatchOptions,
     seed_given: bool,
 ) -> Result<MatchPiece> {
-    let (device, precision) = (options.device, options.precision);
+    let (device, inference) = (options.device, options.inference);
     let mut piece = MatchPiece {
-        a: RecordedPlayer::of(a, device, precision, &options.search)?,
-        b: RecordedPlayer::of(b, device, precision, &options.search)?,
+        a: RecordedPlayer::of(a, device, inference, &options.search)?,
+        b: RecordedPlayer::of(b, device, inference, &options.search)?,
         machine: machine_name(),
         opening: options.opening_actions,
         variant: options.variant,

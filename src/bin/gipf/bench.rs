@@ -7,11 +7,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use gipf::bench::{
-    classical_search, memory_bytes, midgame_positions, net_throughput, random_games, synthetic_games, uniform_search,
-};
+use gipf::bench::{classical_search, memory_bytes, midgame_positions, random_games, synthetic_games, uniform_search};
 use gipf::config::Config;
-use gipf::net::{parse_device, Network};
+use gipf::net::parse_device;
 use gipf::players::Style;
 use gipf::rules::Variant;
 use gipf::selfplay::overlap::{measure, Latency};
@@ -45,23 +43,27 @@ pub enum Bench {
         #[arg(long, default_value_t = 40)]
         positions: u32,
     },
-    /// Raw forward throughput of the configured network, positions per second, at several batch sizes.
+    /// Raw forward throughput, positions per second, of each backend and precision side by side (LibTorch fp32,
+    /// ONNX Runtime fp32, LibTorch bf16 where the CPU has bf16 units) at several batch sizes and network shapes.
     Net {
-        /// Configuration whose [network] shape is measured.
+        /// Configuration whose [play] threads and [network] shape are measured.
         #[arg(long, default_value = "configs/cpu.toml")]
         config: PathBuf,
         /// auto, cpu, cuda or cuda:N.
         #[arg(long, default_value = "auto")]
         device: String,
-        /// Seconds for each batch size.
+        /// Seconds for each batch size and forward pass.
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
-        /// LibTorch intra-op threads (default: the config's play.torch_threads).
+        /// Intra-op threads (default: the config's play.torch_threads).
         #[arg(long)]
         threads: Option<i32>,
         /// Batch sizes to measure, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "1,8,32,128,512")]
         batches: Vec<usize>,
+        /// Network shapes, BLOCKSxCHANNELS, comma-separated (default: the config's).
+        #[arg(long, value_delimiter = ',')]
+        shapes: Vec<String>,
     },
     /// Self-play against a stand-in GPU of fixed latency (no GPU needed): evaluations/s and the device's busy
     /// share with one worker and with two, which keep two batches in flight.
@@ -199,34 +201,63 @@ pub fn run(which: Bench) -> Result<()> {
             }
             Ok(())
         }
-        Bench::Net { config, device, seconds, threads, batches } => {
-            anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--seconds must be positive");
-            anyhow::ensure!(batches.iter().all(|&b| (1..=65_536).contains(&b)), "--batches: sizes from 1 to 65536");
-            let config = Config::load(&config)?;
-            let device = parse_device(&device)?;
-            tch::set_num_threads(threads.unwrap_or(config.play.torch_threads));
-            let mut network = Network::new(&config.network, device, 0);
-            network.prepare_for_play(config.play.precision);
-            let n = &config.network;
-            println!("{}", gipf::net::cuda_summary());
-            println!(
-                "network {} blocks x {} channels on {device:?} in {:?}, {} threads",
-                n.blocks,
-                n.channels,
-                network.kind(),
-                tch::get_num_threads()
-            );
-            for batch in batches {
-                let rate = net_throughput(&network, config.game.variant, batch, Duration::from_secs_f64(seconds));
-                println!("batch {batch:>4}: {rate:>10.0} positions/s");
-            }
-            Ok(())
+        Bench::Net { config, device, seconds, threads, batches, shapes } => {
+            net(&config, &device, seconds, threads, &batches, &shapes)
         }
         Bench::Window { dir, config, generate, fresh } => window(&dir, &config, generate, fresh),
         Bench::Overlap { config, seconds, copy_ms, run_ms, threads } => {
             overlap(&config, seconds, copy_ms, run_ms, threads)
         }
     }
+}
+
+fn net(
+    config: &std::path::Path,
+    device: &str,
+    seconds: f64,
+    threads: Option<i32>,
+    batches: &[usize],
+    shapes: &[String],
+) -> Result<()> {
+    anyhow::ensure!(seconds > 0.0 && seconds < 1e6, "--seconds must be positive");
+    anyhow::ensure!(batches.iter().all(|&b| (1..=65_536).contains(&b)), "--batches: sizes from 1 to 65536");
+    let config = Config::load(config)?;
+    let device = parse_device(device)?;
+    let threads = threads.unwrap_or(config.play.torch_threads);
+    anyhow::ensure!((1..=256).contains(&threads), "--threads: from 1 to 256");
+    tch::set_num_threads(threads);
+    let mut networks = Vec::new();
+    for text in shapes {
+        networks.push(parse_shape(text, &config.network)?);
+    }
+    if networks.is_empty() {
+        networks.push(config.network);
+    }
+    let forwards = gipf::bench::forwards_to_compare(device);
+    println!("{}", gipf::net::machine_name());
+    println!("{}", gipf::net::cuda_summary());
+    println!("on {device:?}, {threads} threads; positions/s, and the ratio to the first column");
+    let names: Vec<String> = forwards.iter().map(|f| format!("{} {}", f.backend.name(), f.precision.name())).collect();
+    for shape in &networks {
+        println!("network {}x{}: {:>7} {}", shape.blocks, shape.channels, "batch", names.join(" | "));
+        let rows = gipf::bench::compare_forwards(shape, device, &forwards, batches, Duration::from_secs_f64(seconds))?;
+        for (batch, rates) in batches.iter().zip(rows) {
+            let cells: Vec<String> = rates.iter().map(|r| format!("{r:>9.0} ({:.2})", r / rates[0])).collect();
+            println!("network {}x{}: {batch:>7} {}", shape.blocks, shape.channels, cells.join(" | "));
+        }
+    }
+    Ok(())
+}
+
+/// `BLOCKSxCHANNELS`, the rest of the shape from `base`.
+fn parse_shape(text: &str, base: &gipf::net::NetConfig) -> Result<gipf::net::NetConfig> {
+    let parsed = text.split_once('x').and_then(|(b, c)| Some((b.parse().ok()?, c.parse().ok()?)));
+    let Some((blocks, channels)) = parsed else {
+        anyhow::bail!("--shapes: '{text}' is not BLOCKSxCHANNELS (such as 5x32)")
+    };
+    let shape = gipf::net::NetConfig { blocks, channels, ..*base };
+    shape.validate().map_err(|e| anyhow::anyhow!("--shapes: {text}: {e}"))?;
+    Ok(shape)
 }
 
 fn overlap(config: &std::path::Path, seconds: f64, copy_ms: f64, run_ms: f64, threads: usize) -> Result<()> {

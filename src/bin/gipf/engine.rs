@@ -48,7 +48,7 @@ impl PlayerArgs {
         };
         let config = Config::load(&self.config)?;
         tch::set_num_threads(config.play.torch_threads);
-        let player = spec.build(parse_device(&self.device)?, config.play.precision, &config.search, self.seed)?;
+        let player = spec.build(parse_device(&self.device)?, config.play.inference(), &config.search, self.seed)?;
         Ok((player, spec.name()))
     }
 }

@@ -37,6 +37,11 @@ pub fn run(args: Args) -> Result<()> {
         train.name(),
         train.kind(layout.trainer),
     );
+    let backend = match config.play.inference().resolve(layout.trainer) {
+        Ok((_, backend)) => backend.name().to_string(),
+        Err(why) => format!("refused: {why:#}"),
+    };
+    println!("play.backend {} ({backend} on {:?})", config.play.backend.name(), layout.trainer);
     if config.main_loop.workers == 0 {
         println!("generations in turn on {:?} (loop.workers = 0)", layout.trainer);
         return Ok(());
