@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs LibTorch (the PyPI wheel torch==$TORCH_VERSION, with tensorboard for
-# reading event files, onnx and onnxruntime for exports and for play) into a
+# reading event files, and onnxruntime for play and the exports' check) into a
 # per-user cache folder keyed by the torch version, once; links the wheel's
 # torch/ folder at .torch in the checkout, where .cargo/config.toml points
 # LIBTORCH, and ONNX Runtime's library at .onnxruntime, where play loads it.
@@ -10,9 +10,10 @@ cd "$(dirname "$0")/.."
 TORCH_VERSION="${TORCH_VERSION:-2.13.0}"
 . scripts/cached-venv.sh
 cached_venv "torch-$TORCH_VERSION" "; about 3 GB to download" "torch==$TORCH_VERSION" tensorboard
-# Python packages for exporting models (ONNX conversion and its check).
+# ONNX Runtime: its library runs play's fp32 forward passes on a CPU, its
+# Python module checks exported models in the tests.
 if [ ! -f "$VENV/.export-tools" ]; then
-    "$VENV/bin/python" -m pip install --quiet onnx onnxruntime onnxscript >&2
+    "$VENV/bin/python" -m pip install --quiet onnxruntime >&2
     touch "$VENV/.export-tools"
 fi
 TORCH_DIR="$("$VENV/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))')"

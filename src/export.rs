@@ -1,9 +1,9 @@
 //! Export of a checkpoint for other front-ends: a TorchScript module traced
-//! with tch, the safetensors weights, and a model card (JSON) describing the
-//! input planes, the action indices and the output. The ONNX file is
-//! converted from the TorchScript module by `scripts/export_onnx.py`.
+//! with tch, an ONNX model ([`crate::net::onnx`]), the safetensors weights,
+//! and a model card (JSON) describing the input planes, the action indices
+//! and the output.
 //!
-//! The module takes `[N, 19, 7, 7]` float32 planes (see [`crate::encoding`])
+//! Each model takes `[N, 19, 7, 7]` float32 planes (see [`crate::encoding`])
 //! and returns one `[N, NUM_ACTIONS + 1]` tensor: the policy logits over the
 //! action indices, then the value for the player to act, in [-1, 1].
 
@@ -95,9 +95,38 @@ pub fn sample_inputs(n: usize, seed: u64) -> Vec<f32> {
     input
 }
 
-/// Writes the TorchScript module, the weights and the model card of the
-/// checkpoint `weights` into `out`. Returns the paths written.
-pub fn export(weights: &Path, out: &Path) -> Result<Vec<PathBuf>> {
+/// How far ONNX Runtime's outputs of the exported ONNX model are from
+/// LibTorch's, on sample positions: `None` where its library is not loaded.
+/// More than 1e-4 is an error.
+fn onnx_error(network: &Network, model: &[u8]) -> Result<Option<f32>> {
+    if crate::net::onnxruntime::load_library().is_err() {
+        return Ok(None);
+    }
+    let n = 5;
+    let input = sample_inputs(n, 2);
+    let (logits, values) = crate::net::onnxruntime::OnnxNet::from_model(model, 1)?.forward(&input, n)?;
+    let (want_logits, want_values) = network.infer(&input, n);
+    let pairs = logits.iter().zip(&want_logits).chain(values.iter().zip(&want_values));
+    let errors: Vec<f32> = pairs.map(|(a, b)| (a - b).abs()).collect();
+    let worst = errors.iter().copied().fold(0.0, f32::max);
+    // A NaN fails the comparison too.
+    anyhow::ensure!(
+        errors.iter().all(|&e| e <= 1e-4),
+        "the ONNX model differs from the network by {worst} (at most 1e-4 expected)"
+    );
+    Ok(Some(worst))
+}
+
+/// What [`export`] wrote, and how close the ONNX model is to the network
+/// (see [`onnx_error`]).
+pub struct Exported {
+    pub files: Vec<PathBuf>,
+    pub onnx_error: Option<f32>,
+}
+
+/// Writes the TorchScript module, the ONNX model, the weights and the model
+/// card of the checkpoint `weights` into `out`.
+pub fn export(weights: &Path, out: &Path) -> Result<Exported> {
     let (mut network, meta) = load_checkpoint(weights, Device::Cpu)?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let name = weights.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
@@ -118,12 +147,17 @@ pub fn export(weights: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     network.vs.unfreeze();
     saved?;
 
+    let onnx = out.join(ONNX_FILE);
+    let model = network.onnx_model();
+    let onnx_error = onnx_error(&network, &model)?;
+    write_atomic(&onnx, &model)?;
+
     let weights_out = out.join(WEIGHTS_FILE);
     let bytes = std::fs::read(weights).with_context(|| format!("cannot read {}", weights.display()))?;
     write_atomic(&weights_out, &bytes)?;
     let card = out.join(CARD_FILE);
     write_atomic(&card, serde_json::to_string_pretty(&ModelCard::new(&name, &meta)?)?.as_bytes())?;
-    Ok(vec![script, weights_out, card])
+    Ok(Exported { files: vec![script, onnx, weights_out, card], onnx_error })
 }
 
 #[cfg(test)]

@@ -374,7 +374,7 @@ fn a_person_plays_in_the_terminal() {
 fn an_exported_model_loads_in_pytorch_with_the_same_outputs() {
     let dir = tempfile::tempdir().unwrap();
     let crate::common::Exported { weights, dir: export, stdout, .. } = crate::common::exported();
-    assert!(stdout.contains("onnxruntime matches"), "{stdout}");
+    assert!(stdout.contains("ONNX Runtime matches LibTorch within"), "{stdout}");
     for file in ["model.pt", "model.onnx", "model.safetensors", "model.json"] {
         assert!(export.join(file).is_file(), "{file}");
     }

@@ -142,8 +142,7 @@ fn a_corrupt_shard_is_skipped_and_the_commands_read_the_store() {
     let latest = server.store(&models).latest("").unwrap().unwrap();
     let export = dir.path().join("export");
     let checkpoint = format!("{models}/{}", latest.weights);
-    let (out, text) =
-        output(gipf(&server, &cache, &["export", &checkpoint, "--out", export.to_str().unwrap(), "--no-onnx"]));
+    let (out, text) = output(gipf(&server, &cache, &["export", &checkpoint, "--out", export.to_str().unwrap()]));
     assert!(out.status.success() && export.join("model.safetensors").is_file(), "{text}");
 
     // Ratings from the store's checkpoints, their files written back there.

@@ -41,8 +41,6 @@ fn serve(weights: &Path, cache: &Path) -> (Server, String) {
         .args(["serve", "--model", weights.to_str().unwrap(), "--port", &port.to_string()])
         .current_dir(ROOT)
         .env("GIPF_CACHE", cache)
-        // The cache above is new: the project environment's Python, named.
-        .env("GIPF_PYTHON", Path::new(ROOT).join(".python"))
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()

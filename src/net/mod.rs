@@ -432,6 +432,12 @@ impl Network {
         Ok(())
     }
 
+    /// The network as an ONNX model ([`onnx`]): its current weights in
+    /// fp32, each batch norm folded into the convolution before it.
+    pub fn onnx_model(&self) -> Vec<u8> {
+        onnx::model(&FoldedNet::new(&self.net, Kind::Float))
+    }
+
     /// The backend [`Network::infer`] runs on.
     pub fn backend(&self) -> Backend {
         if self.onnx.is_some() {

@@ -72,7 +72,11 @@ impl OnnxNet {
     /// wait without spinning between passes: self-play runs a search
     /// beside them on the same cores.
     pub fn new(net: &FoldedNet, threads: usize) -> Result<OnnxNet> {
-        let model = super::onnx::model(net);
+        OnnxNet::from_model(&super::onnx::model(net), threads)
+    }
+
+    /// A session of an ONNX model of [`super::onnx`]'s inputs and outputs.
+    pub fn from_model(model: &[u8], threads: usize) -> Result<OnnxNet> {
         let session = Session::builder(environment()?)
             .map_err(refused)?
             .with_optimization_level(GraphOptimizationLevel::Level3)
@@ -83,7 +87,7 @@ impl OnnxNet {
             .map_err(refused)?
             .with_intra_op_spinning(false)
             .map_err(refused)?
-            .commit_from_memory(&model)
+            .commit_from_memory(model)
             .map_err(refused)?;
         Ok(OnnxNet { session: Mutex::new(session) })
     }

@@ -60,7 +60,6 @@ fn exported(weights: &Path) -> Result<PathBuf> {
         let temporary = dir.with_extension("partial");
         let _ = std::fs::remove_dir_all(&temporary);
         export(weights, &temporary)?;
-        crate::export::to_onnx(&temporary, None)?;
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::rename(&temporary, &dir).with_context(|| format!("cannot write {}", dir.display()))?;
     }
