@@ -62,7 +62,7 @@ pub fn uniform_search(variant: Variant, duration: Duration, simulations: u32, ba
     let start = Instant::now();
     while start.elapsed() < duration {
         let mut tree = Tree::new(Position::new(variant));
-        tree.run(&mut UniformEvaluator, simulations, &config);
+        tree.run(&mut UniformEvaluator, simulations, &config).expect("uniform priors are finite");
         total += tree.root_visits() as u64;
     }
     SearchThroughput { simulations: total, seconds: start.elapsed().as_secs_f64() }

@@ -75,7 +75,7 @@ pub fn review(
     for pos in &positions {
         views.push(match pos.to_act() {
             Some(_) => {
-                let analysis = player.analyse(pos, simulations, 1).context("this player searches no tree")?;
+                let analysis = player.analyse(pos, simulations, 1)?.context("this player searches no tree")?;
                 let best = analysis.candidates.first().context("a position not over has an action")?;
                 Some((analysis.value, best.action.clone(), best.value.unwrap_or(analysis.value)))
             }

@@ -375,10 +375,10 @@ mod tests {
         let target_is_visits = |full_search_fraction: f64| {
             let settings = SelfplayConfig { full_search_fraction, ..settings.clone() };
             let mut game = SelfplayGame::new(start(), 300, 1, &settings, &search);
-            game.search.tree_mut().run(&mut UniformEvaluator, 1, &search);
+            game.search.tree_mut().run(&mut UniformEvaluator, 1, &search).unwrap();
             game.start_search(&settings, &search);
             let tree = game.search.tree_mut();
-            tree.run(&mut UniformEvaluator, 400, &search);
+            tree.run(&mut UniformEvaluator, 400, &search).unwrap();
             let total = tree.root_visits() as f32 - 1.0;
             let visits = tree.root_visit_counts();
             tree.policy_target().iter().zip(visits).all(|(&(_, p), (_, v))| (p - v as f32 / total).abs() < 1e-6)

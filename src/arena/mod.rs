@@ -20,7 +20,7 @@ use rand::SeedableRng;
 use tch::Device;
 
 use crate::net::Inference;
-use crate::players::{Player, PlayerSpec};
+use crate::players::{Player, PlayerError, PlayerSpec};
 use crate::rules::{Color, Position, Variant};
 use crate::search::SearchConfig;
 pub use stats::{Sprt, SprtDecision, Tally, MAX_MATCH_GAMES};
@@ -99,28 +99,28 @@ pub fn opening(variant: Variant, n: u32, seed: u64, pair: u32) -> Position {
 
 /// Plays from `pos` to the end or to `max_actions` actions in all; returns
 /// the winner (`None` at the cap), the number of actions, and the time
-/// each side took (white's, then black's).
+/// each side took (white's, then black's), or why a player chose nothing.
 pub fn play_game(
     white: &mut dyn Player,
     black: &mut dyn Player,
     mut pos: Position,
     played: u32,
     max_actions: u32,
-) -> (Option<Color>, u32, [ThinkTime; 2]) {
+) -> Result<(Option<Color>, u32, [ThinkTime; 2]), PlayerError> {
     let mut actions = played;
     let mut think = [ThinkTime::default(); 2];
     while !pos.is_over() && actions < max_actions {
         let color = pos.to_act().expect("the game is not over");
         let start = Instant::now();
         let action = match color {
-            Color::White => white.choose(&pos),
-            Color::Black => black.choose(&pos),
+            Color::White => white.choose(&pos)?,
+            Color::Black => black.choose(&pos)?,
         };
         think[color.index()].add(start.elapsed());
         pos.play(action).expect("players choose legal actions");
         actions += 1;
     }
-    (pos.outcome().map(|o| o.winner), actions, think)
+    Ok((pos.outcome().map(|o| o.winner), actions, think))
 }
 
 /// Plays a match of `a` against `b`. `on_game` sees the tally after each game.
@@ -146,7 +146,8 @@ pub fn play_match(
     }
     let next = AtomicU32::new(0);
     let stop = AtomicBool::new(false);
-    let (sender, receiver) = mpsc::channel::<(Option<bool>, u32, [ThinkTime; 2])>();
+    let (sender, receiver) = mpsc::channel::<Result<(Option<bool>, u32, [ThinkTime; 2]), PlayerError>>();
+    let mut failure = None;
     let mut tally = Tally::default();
     let mut decision = options.sprt.map(|_| SprtDecision::Continue);
     let mut total_length = 0u64;
@@ -170,18 +171,31 @@ pub fn play_match(
                         Color::White => (&mut *pa, &mut *pb),
                         Color::Black => (&mut *pb, &mut *pa),
                     };
-                    let (winner, length, think) =
-                        play_game(white, black, start, options.opening_actions, options.max_actions);
+                    let played = play_game(white, black, start, options.opening_actions, options.max_actions);
                     // A's time first.
-                    let think = [think[a_color.index()], think[a_color.opponent().index()]];
-                    if sender.send((winner.map(|w| w == a_color), length, think)).is_err() {
+                    let result = played.map(|(winner, length, think)| {
+                        (
+                            winner.map(|w| w == a_color),
+                            length,
+                            [think[a_color.index()], think[a_color.opponent().index()]],
+                        )
+                    });
+                    if sender.send(result).is_err() {
                         break;
                     }
                 }
             });
         }
         drop(sender);
-        for (a_won, length, game_think) in receiver {
+        for result in receiver {
+            let (a_won, length, game_think) = match result {
+                Ok(game) => game,
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    failure.get_or_insert(e);
+                    continue;
+                }
+            };
             think[0].merge(&game_think[0]);
             think[1].merge(&game_think[1]);
             match a_won {
@@ -201,6 +215,9 @@ pub fn play_match(
             }
         }
     });
+    if let Some(e) = failure {
+        anyhow::bail!("{} against {}: {e}", a.name(), b.name());
+    }
     Ok(MatchReport { tally, decision, mean_length: total_length as f64 / tally.games().max(1) as f64, think })
 }
 

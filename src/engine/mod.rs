@@ -115,7 +115,10 @@ impl Engine {
                 if let Some(outcome) = self.pos.outcome() {
                     return error(format!("the game is over: {} won", outcome.winner));
                 }
-                let action = self.player.choose(&self.pos);
+                let action = match self.player.choose(&self.pos) {
+                    Ok(action) => action,
+                    Err(e) => return error(format!("go: {e}")),
+                };
                 self.history.push(self.pos);
                 self.pos.play(action).expect("players choose legal actions");
                 reply(format!("action {action}"))

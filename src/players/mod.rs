@@ -14,7 +14,9 @@ use crate::checkpoint::load_checkpoint;
 use crate::net::{Backend, Inference, Precision};
 use crate::rules::{Action, Position, Variant};
 use crate::search::{Analysis, SearchConfig, Tree};
-pub use gipf_core::players::{alphabeta, AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Style, Uct};
+pub use gipf_core::players::{
+    alphabeta, AlphaBeta, GreedyPlayer, Limit, Player, PlayerError, RandomPlayer, Style, Uct,
+};
 
 /// This process's monotonic clock, for the core's time budgets.
 pub fn monotonic() -> Duration {
@@ -366,9 +368,12 @@ impl NetworkPlayer {
 }
 
 impl Player for NetworkPlayer {
-    fn choose(&mut self, pos: &Position) -> Action {
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+        if pos.is_over() {
+            return Err(PlayerError::GameOver);
+        }
         if let Some(only) = pos.only_action() {
-            return only;
+            return Ok(only);
         }
         let start = Instant::now();
         let mut tree = self.tree.take().unwrap_or_else(|| Tree::new(*pos));
@@ -376,21 +381,21 @@ impl Player for NetworkPlayer {
             tree = Tree::new(*pos);
         }
         match self.budget {
-            Budget::Simulations(n) => tree.run(&mut self.network, n, &self.search),
+            Budget::Simulations(n) => tree.run(&mut self.network, n, &self.search)?,
             Budget::Time(limit) => {
-                tree.run(&mut self.network, 2, &self.search);
+                tree.run(&mut self.network, 2, &self.search)?;
                 // A root the solver has proven needs no more time.
                 while start.elapsed() < limit && !tree.root_proven() {
-                    tree.run(&mut self.network, self.search.batch_size as u32, &self.search);
+                    tree.run(&mut self.network, self.search.batch_size as u32, &self.search)?;
                 }
             }
         }
-        let action = tree.best_action();
-        if let (true, Some(action)) = (self.keep_tree, action) {
+        let action = tree.best_action().expect("a searched root has actions");
+        if self.keep_tree {
             tree.advance(action);
             self.tree = Some(tree);
         }
-        action.expect("a searched root has actions")
+        Ok(action)
     }
 
     fn trained_on(&self) -> Option<Variant> {
@@ -401,10 +406,18 @@ impl Player for NetworkPlayer {
         self.tree = None;
     }
 
-    fn analyse(&mut self, pos: &Position, simulations: u32, candidates: usize) -> Option<Analysis> {
+    fn analyse(
+        &mut self,
+        pos: &Position,
+        simulations: u32,
+        candidates: usize,
+    ) -> Result<Option<Analysis>, PlayerError> {
+        if pos.is_over() {
+            return Err(PlayerError::GameOver);
+        }
         let mut tree = Tree::new(*pos);
-        tree.run(&mut self.network, simulations, &self.search);
-        Some(tree.analysis(candidates, ANALYSIS_DEPTH))
+        tree.run(&mut self.network, simulations, &self.search)?;
+        Ok(Some(tree.analysis(candidates, ANALYSIS_DEPTH)))
     }
 }
 
@@ -430,17 +443,46 @@ mod tests {
             variant: None,
         };
         let mut pos = Position::new(crate::rules::Variant::Basic);
-        pos.play(player.choose(&pos)).unwrap();
+        pos.play(player.choose(&pos).unwrap()).unwrap();
         let kept = player.tree.as_ref().expect("a tree is kept");
         assert_eq!(*kept.root_position(), pos);
         let (reply, visits) = *kept.root_visit_counts().iter().max_by_key(|(_, v)| *v).unwrap();
         assert!(visits > 0, "the reply was searched");
         pos.play(reply).unwrap();
         assert!(player.tree.as_mut().unwrap().reroot(&pos, REUSE_DEPTH));
-        pos.play(player.choose(&pos)).unwrap();
+        pos.play(player.choose(&pos).unwrap()).unwrap();
         assert_eq!(*player.tree.as_ref().unwrap().root_position(), pos);
         player.new_game(1);
         assert!(player.tree.is_none());
+    }
+
+    /// A network whose outputs overflow (finite weights, far too large)
+    /// gives no action and no analysis: an error, not NaN priors searched.
+    #[test]
+    fn a_network_whose_outputs_are_not_finite_chooses_nothing() {
+        tch::set_num_threads(1);
+        let config = crate::config::Config::parse(include_str!("../../configs/tiny.toml")).unwrap();
+        let network = crate::net::Network::new(&config.network, Device::Cpu, 1);
+        tch::no_grad(|| {
+            for (name, mut var) in network.vs.variables() {
+                if name.starts_with("policy_fc") {
+                    let _ = var.fill_(3e38);
+                }
+            }
+        });
+        let mut player = NetworkPlayer {
+            network,
+            budget: Budget::Simulations(16),
+            keep_tree: true,
+            search: config.search,
+            tree: None,
+            variant: None,
+        };
+        let pos = Position::new(crate::rules::Variant::Basic);
+        let not_finite = PlayerError::NotFinite(crate::search::NotFinite);
+        assert_eq!(player.choose(&pos), Err(not_finite.clone()));
+        assert!(player.tree.is_none(), "no tree is kept");
+        assert_eq!(player.analyse(&pos, 8, 1).unwrap_err(), not_finite);
     }
 
     /// Under a simulation budget the tree is kept only when asked, and the
@@ -460,7 +502,7 @@ mod tests {
             };
             let mut pos = Position::new(crate::rules::Variant::Basic);
             for _ in 0..2 {
-                pos.play(player.choose(&pos)).unwrap();
+                pos.play(player.choose(&pos).unwrap()).unwrap();
                 assert_eq!(player.tree.as_ref().map(|t| *t.root_position()), keep_tree.then_some(pos));
             }
         }
@@ -581,7 +623,7 @@ mod tests {
         assert_eq!(spec.name(), "reference (8 sims)");
         let mut player = spec.build(Device::Cpu, Inference::FP32_LIBTORCH, &SearchConfig::default(), 1).unwrap();
         let pos = crate::rules::Position::new(crate::rules::Variant::Standard);
-        assert!(pos.is_legal(player.choose(&pos)));
+        assert!(pos.is_legal(player.choose(&pos).unwrap()));
     }
 
     #[test]

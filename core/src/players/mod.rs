@@ -31,10 +31,23 @@ pub fn random_game(variant: Variant, max_actions: u32, rng: &mut impl rand::Rng,
     played
 }
 
+/// Why a player chose no action.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlayerError {
+    /// The position is over: there is nothing to choose.
+    #[error("the game is over: there is no action to choose")]
+    GameOver,
+    /// A network player's network gave outputs that are not finite.
+    #[error(transparent)]
+    NotFinite(#[from] crate::search::NotFinite),
+}
+
 /// Something that chooses actions.
 pub trait Player: Send {
-    /// The action to play in `pos`, which is not over.
-    fn choose(&mut self, pos: &Position) -> Action;
+    /// The action to play in `pos` ([`PlayerError::GameOver`] where it is
+    /// over).
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError>;
 
     /// Starts a new game, drawing any randomness from `seed`, so that a game
     /// plays the same whichever thread plays it.
@@ -43,8 +56,13 @@ pub trait Player: Send {
     /// A fresh search of `pos` (not over) with `simulations` simulations,
     /// as data: the root's value and its `candidates` most visited actions
     /// with their lines of play. `None` for a player that searches no tree.
-    fn analyse(&mut self, _pos: &Position, _simulations: u32, _candidates: usize) -> Option<Analysis> {
-        None
+    fn analyse(
+        &mut self,
+        _pos: &Position,
+        _simulations: u32,
+        _candidates: usize,
+    ) -> Result<Option<Analysis>, PlayerError> {
+        Ok(None)
     }
 
     /// The variant a model was trained on (`None`: a player for any).
@@ -65,8 +83,8 @@ impl RandomPlayer {
 }
 
 impl Player for RandomPlayer {
-    fn choose(&mut self, pos: &Position) -> Action {
-        *pos.legal_actions().choose(&mut self.rng).expect("a game not over has legal actions")
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+        pos.legal_actions().choose(&mut self.rng).copied().ok_or(PlayerError::GameOver)
     }
 
     fn new_game(&mut self, seed: u64) {
@@ -113,8 +131,8 @@ fn greedy_score(pos: &Position, me: Color) -> i32 {
 }
 
 impl Player for GreedyPlayer {
-    fn choose(&mut self, pos: &Position) -> Action {
-        let me = pos.to_act().expect("a game not over has a player to act");
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+        let me = pos.to_act().ok_or(PlayerError::GameOver)?;
         let scored: Vec<(Action, i32)> = pos
             .legal_actions()
             .into_iter()
@@ -126,7 +144,7 @@ impl Player for GreedyPlayer {
             .collect();
         let best = scored.iter().map(|&(_, s)| s).max().expect("a game not over has legal actions");
         let ties: Vec<Action> = scored.into_iter().filter(|&(_, s)| s == best).map(|(a, _)| a).collect();
-        *ties.choose(&mut self.rng).expect("at least one action has the best score")
+        Ok(*ties.choose(&mut self.rng).expect("at least one action has the best score"))
     }
 
     fn new_game(&mut self, seed: u64) {
@@ -156,11 +174,35 @@ mod tests {
             let mut turn = 0;
             while !pos.is_over() && turn < 2000 {
                 let n = players.len();
-                let action = players[turn % n].choose(&pos);
+                let action = players[turn % n].choose(&pos).unwrap();
                 pos.play(action).unwrap();
                 turn += 1;
             }
             assert!(pos.is_over(), "{variant}: the game ends");
+        }
+    }
+
+    /// A finished game gives each baseline nothing to choose: an error, not a panic.
+    #[test]
+    fn a_finished_game_has_no_action_to_choose() {
+        fn never() -> std::time::Duration {
+            std::time::Duration::ZERO
+        }
+        let mut pos = crate::rules::fixtures::win_in_one();
+        let winning = pos.legal_actions().into_iter().find(|&a| {
+            let mut after = pos;
+            after.play_unchecked(a);
+            after.is_over()
+        });
+        pos.play(winning.unwrap()).unwrap();
+        let players: Vec<Box<dyn Player>> = vec![
+            Box::new(RandomPlayer::new(1)),
+            Box::new(GreedyPlayer::new(2)),
+            Box::new(Uct::new(20, SmallRng::seed_from_u64(3))),
+            Box::new(AlphaBeta::classic(Limit::Depth(2), never)),
+        ];
+        for mut player in players {
+            assert_eq!(player.choose(&pos), Err(PlayerError::GameOver));
         }
     }
 
@@ -175,11 +217,11 @@ mod tests {
         .to_position()
         .unwrap();
         let mut greedy = GreedyPlayer::new(1);
-        let action = greedy.choose(&pos);
+        let action = greedy.choose(&pos).unwrap();
         let mut after = pos;
         after.play(action).unwrap();
         while after.to_act() == Some(Color::White) && matches!(after.phase(), Phase::Remove { .. }) {
-            after.play(greedy.choose(&after)).unwrap();
+            after.play(greedy.choose(&after).unwrap()).unwrap();
         }
         assert!(material(&after, Color::Black) < material(&pos, Color::Black), "{action} captures nothing");
     }

@@ -5,7 +5,7 @@
 use rand::rngs::SmallRng;
 use rand::seq::IndexedRandom;
 
-use super::Player;
+use super::{Player, PlayerError};
 use crate::rules::{Action, Color, Position};
 
 /// Exploration constant of UCB1 for results in [-1, 1].
@@ -68,7 +68,10 @@ impl Player for Uct {
         self.rng = rand::SeedableRng::seed_from_u64(seed);
     }
 
-    fn choose(&mut self, pos: &Position) -> Action {
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+        if pos.is_over() {
+            return Err(PlayerError::GameOver);
+        }
         let mut nodes = vec![Node::new(*pos)];
         for _ in 0..self.playouts {
             // Down by UCB1 while nodes are fully expanded.
@@ -113,10 +116,10 @@ impl Player for Uct {
             nodes[0].visits += 1;
         }
         let root = &nodes[0];
-        match root.children.iter().max_by_key(|&&(_, c)| nodes[c].visits) {
+        Ok(match root.children.iter().max_by_key(|&&(_, c)| nodes[c].visits) {
             Some(&(action, _)) => action,
             None => root.untried[0],
-        }
+        })
     }
 }
 
@@ -132,7 +135,7 @@ mod tests {
         let pos = win_in_one();
         let mut uct = Uct::new(300, SmallRng::seed_from_u64(5));
         let mut after = pos;
-        after.play(uct.choose(&pos)).unwrap();
+        after.play(uct.choose(&pos).unwrap()).unwrap();
         assert_eq!(after.outcome().map(|o| o.winner), Some(Color::White));
     }
 }

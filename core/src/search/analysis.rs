@@ -79,7 +79,7 @@ mod tests {
         let pos = Position::new(Variant::Standard);
         let mut tree = Tree::new(pos);
         let config = SearchConfig { batch_size: 4, ..SearchConfig::default() };
-        tree.run(&mut UniformEvaluator, 200, &config);
+        tree.run(&mut UniformEvaluator, 200, &config).unwrap();
         let analysis = tree.analysis(usize::MAX, 6);
         assert_eq!(analysis.visits, tree.root_visits());
         assert_eq!(analysis.candidates.len(), pos.legal_actions().len());

@@ -336,7 +336,7 @@ mod tests {
             search.start(10 + 7 * i, Root::Plain, &config);
             batched.push(search);
             let mut tree = Tree::new(pos);
-            tree.run(&mut UniformEvaluator, 10 + 7 * i, &config);
+            tree.run(&mut UniformEvaluator, 10 + 7 * i, &config).unwrap();
             alone.push(tree);
             pos.play(pos.legal_actions()[0]).unwrap();
         }
@@ -360,7 +360,7 @@ mod tests {
         let mut search = Search::new(Position::new(Variant::Standard), 1);
         search.start(200, noise, &config);
         assert!(!search.prepared, "a fresh root is prepared once it is expanded");
-        search.tree_mut().run(&mut UniformEvaluator, 200, &config);
+        search.tree_mut().run(&mut UniformEvaluator, 200, &config).unwrap();
         search.advance(search.tree().best_action().unwrap());
         assert!(search.tree().root_expanded(), "the root was reused");
         search.start(400, noise, &config);

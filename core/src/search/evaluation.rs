@@ -17,6 +17,11 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
+    /// Whether its value and priors are finite numbers.
+    pub fn is_finite(&self) -> bool {
+        self.value.is_finite() && self.priors.iter().all(|p| p.is_finite())
+    }
+
     /// Equal priors over the legal actions of `pos`, and `value`.
     pub fn uniform(pos: &Position, value: f32) -> Evaluation {
         let actions = pos.legal_actions();

@@ -71,11 +71,11 @@ mod tests {
         let config = SearchConfig::default();
         let search = |forced: bool| {
             let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
-            tree.run(&mut Favours, 1, &config);
+            tree.run(&mut Favours, 1, &config).unwrap();
             if forced {
                 tree.start_forced_playouts(2.0, &config);
             }
-            tree.run(&mut Favours, 1000, &config);
+            tree.run(&mut Favours, 1000, &config).unwrap();
             tree
         };
         let short = |tree: &Tree| {

@@ -326,15 +326,30 @@ impl Tree {
     }
 
     /// Runs `simulations` more simulations, evaluating leaves in batches.
-    pub fn run(&mut self, evaluator: &mut dyn Evaluator, simulations: u32, config: &SearchConfig) {
+    /// A batch whose evaluations are not finite (a damaged network) is not
+    /// applied: the search stops there, its tree as it was before that
+    /// batch, as [`Batched::apply`] refuses such outputs.
+    pub fn run(
+        &mut self,
+        evaluator: &mut dyn Evaluator,
+        simulations: u32,
+        config: &SearchConfig,
+    ) -> Result<(), NotFinite> {
         let target = self.root_visits() + simulations;
         while self.root_visits() < target {
             let leaves = self.gather_toward(target, config);
             let positions: Vec<Position> = leaves.iter().map(|leaf| *self.leaf_position(leaf)).collect();
-            if !positions.is_empty() {
-                self.apply(leaves, evaluator.evaluate(&positions), config);
+            if positions.is_empty() {
+                continue;
             }
+            let evaluations = evaluator.evaluate(&positions);
+            if !evaluations.iter().all(Evaluation::is_finite) {
+                self.revert_leaves(&leaves);
+                return Err(NotFinite);
+            }
+            self.apply(leaves, evaluations, config);
         }
+        Ok(())
     }
 
     /// The next batch of a search that runs until the root has `target`
@@ -524,7 +539,7 @@ mod tests {
     #[test]
     fn finds_the_winning_removal() {
         let mut tree = Tree::new(win_in_one());
-        tree.run(&mut UniformEvaluator, 64, &SearchConfig::default());
+        tree.run(&mut UniformEvaluator, 64, &SearchConfig::default()).unwrap();
         let counts = tree.root_visit_counts();
         let (best, _) = counts.iter().max_by_key(|(_, v)| *v).unwrap();
         assert_eq!(best.to_string(), "xb5,c5,d5,e5,f4,g3,h2");
@@ -539,7 +554,7 @@ mod tests {
         for batch_size in [1, 4, 16] {
             let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
             let config = SearchConfig { batch_size, ..SearchConfig::default() };
-            tree.run(&mut UniformEvaluator, 200, &config);
+            tree.run(&mut UniformEvaluator, 200, &config).unwrap();
             let total: u32 = tree.root_visit_counts().iter().map(|(_, v)| v).sum();
             assert_eq!(tree.root_visits(), 200, "batch {batch_size}");
             assert_eq!(total + 1, 200, "every visit but the root's own expansion goes to a child");
@@ -564,7 +579,7 @@ mod tests {
         let pos = removal_by_the_player_who_did_not_push();
         let mut tree = Tree::new(pos);
         // Batches of 8 keep these 100 simulations short of any finished game.
-        tree.run(&mut Fixed, 100, &SearchConfig { batch_size: 8, ..SearchConfig::default() });
+        tree.run(&mut Fixed, 100, &SearchConfig { batch_size: 8, ..SearchConfig::default() }).unwrap();
         assert!((tree.root_value() + 0.5).abs() < 1e-4, "black's root value {}", tree.root_value());
         for e in tree.children(tree.root) {
             if e.visits > 0 {
@@ -595,7 +610,7 @@ mod tests {
         for temperature in [1.0f32, 2.0, 0.5] {
             let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
             let config = SearchConfig { batch_size: 1, policy_temperature: temperature, ..SearchConfig::default() };
-            tree.run(&mut Skewed, 1, &config);
+            tree.run(&mut Skewed, 1, &config).unwrap();
             let priors: Vec<f32> = tree.children(tree.root).iter().map(|e| e.prior).collect();
             let rest = 0.5 / (priors.len() - 1) as f32;
             let (first, other) = (0.5f32.powf(1.0 / temperature), rest.powf(1.0 / temperature));
@@ -611,7 +626,7 @@ mod tests {
         let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
         tree.add_root_noise(0.3, 0.25, &mut rng);
         assert!(!tree.root_expanded(), "nothing to add noise to yet");
-        tree.run(&mut UniformEvaluator, 1, &SearchConfig::default());
+        tree.run(&mut UniformEvaluator, 1, &SearchConfig::default()).unwrap();
         tree.add_root_noise(0.3, 0.25, &mut rng);
         let sum: f32 = tree.children(tree.root).iter().map(|e| e.prior).sum();
         assert!((sum - 1.0).abs() < 1e-4);
@@ -623,9 +638,9 @@ mod tests {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(4);
         for candidates in [2, 4, 16] {
             let mut tree = Tree::new(win_in_one());
-            tree.run(&mut UniformEvaluator, 1, &SearchConfig::default());
+            tree.run(&mut UniformEvaluator, 1, &SearchConfig::default()).unwrap();
             tree.start_gumbel(candidates, 32, &mut rng);
-            tree.run(&mut UniformEvaluator, 32, &SearchConfig::default());
+            tree.run(&mut UniformEvaluator, 32, &SearchConfig::default()).unwrap();
             let visited = tree.root_visit_counts().iter().filter(|(_, v)| *v > 0).count();
             assert!(visited <= candidates, "{visited} actions visited with {candidates} candidates");
             let target = tree.policy_target();
@@ -641,9 +656,9 @@ mod tests {
     fn gumbel_halving_spreads_then_narrows_the_visits() {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
         let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
-        tree.run(&mut UniformEvaluator, 1, &SearchConfig::default());
+        tree.run(&mut UniformEvaluator, 1, &SearchConfig::default()).unwrap();
         tree.start_gumbel(8, 96, &mut rng);
-        tree.run(&mut UniformEvaluator, 96, &SearchConfig { batch_size: 1, ..SearchConfig::default() });
+        tree.run(&mut UniformEvaluator, 96, &SearchConfig { batch_size: 1, ..SearchConfig::default() }).unwrap();
         let mut visits: Vec<u32> = tree.root_visit_counts().iter().map(|(_, v)| *v).filter(|&v| v > 0).collect();
         visits.sort();
         assert_eq!(visits.len(), 8, "every candidate visited in the first phase: {visits:?}");
@@ -661,14 +676,14 @@ mod tests {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(6);
         let config = SearchConfig { batch_size: 1, ..SearchConfig::default() };
         let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
-        tree.run(&mut UniformEvaluator, 6000, &config);
+        tree.run(&mut UniformEvaluator, 6000, &config).unwrap();
         let (action, _) = *tree.root_visit_counts().iter().max_by_key(|(_, v)| *v).unwrap();
         tree.advance(action);
         assert!(tree.root_visits() > 40, "a reused root with visits: {}", tree.root_visits());
         let before: Vec<u32> = tree.root_visit_counts().iter().map(|(_, v)| *v).collect();
         tree.start_gumbel(8, 96, &mut rng);
         let candidates = tree.gumbel.as_ref().unwrap().remaining().to_vec();
-        tree.run(&mut UniformEvaluator, 96, &config);
+        tree.run(&mut UniformEvaluator, 96, &config).unwrap();
         let new: Vec<u32> =
             tree.root_visit_counts().iter().zip(&before).map(|((_, after), before)| after - before).collect();
         assert_eq!(new.iter().sum::<u32>(), 96);
@@ -690,7 +705,7 @@ mod tests {
             }
         }
         let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
-        tree.run(&mut Half, 3, &SearchConfig { batch_size: 1, ..SearchConfig::default() });
+        tree.run(&mut Half, 3, &SearchConfig { batch_size: 1, ..SearchConfig::default() }).unwrap();
         // Two actions visited once, each worth -0.5 to the root player (the opponent acts next).
         let q = tree.completed_q();
         let visited = tree.children(tree.root).iter().filter(|e| e.visits > 0).count();
@@ -698,5 +713,39 @@ mod tests {
         let unvisited = q[tree.children(tree.root).iter().position(|e| e.visits == 0).unwrap()];
         // (0.5 + 2 * -0.5) / 3
         assert!((unvisited + 0.5 / 3.0).abs() < 1e-5, "{unvisited}");
+    }
+
+    /// A batch whose evaluations are not finite is refused, as the batched
+    /// driver refuses such outputs: the search stops with an error, its
+    /// tree as before the batch, and goes on when evaluations are finite.
+    #[test]
+    fn evaluations_that_are_not_finite_are_refused() {
+        struct Broken(f32);
+        impl Evaluator for Broken {
+            fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
+                positions.iter().map(|p| Evaluation::uniform(p, self.0)).collect()
+            }
+        }
+        let config = SearchConfig { batch_size: 4, ..SearchConfig::default() };
+        let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
+        tree.run(&mut UniformEvaluator, 20, &config).unwrap();
+        let before = tree.root_visit_counts();
+        for broken in [f32::NAN, f32::INFINITY] {
+            assert_eq!(tree.run(&mut Broken(broken), 8, &config), Err(NotFinite));
+            assert_eq!(tree.root_visit_counts(), before, "the tree changed");
+        }
+        let mut nan_priors = Tree::new(Position::new(crate::rules::Variant::Standard));
+        struct NanPriors;
+        impl Evaluator for NanPriors {
+            fn evaluate(&mut self, positions: &[Position]) -> Vec<Evaluation> {
+                let mut logits = vec![f32::INFINITY; crate::encoding::NUM_ACTIONS];
+                logits[0] = f32::NEG_INFINITY;
+                positions.iter().map(|p| Evaluation::from_logits(p, &logits, 0.0)).collect()
+            }
+        }
+        assert_eq!(nan_priors.run(&mut NanPriors, 4, &config), Err(NotFinite));
+        assert!(!nan_priors.root_expanded());
+        tree.run(&mut UniformEvaluator, 8, &config).unwrap();
+        assert_eq!(tree.root_visits(), 28);
     }
 }

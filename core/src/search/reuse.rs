@@ -84,7 +84,7 @@ mod tests {
     #[test]
     fn advance_keeps_the_subtree() {
         let mut tree = Tree::new(Position::new(crate::rules::Variant::Basic));
-        tree.run(&mut UniformEvaluator, 300, &SearchConfig::default());
+        tree.run(&mut UniformEvaluator, 300, &SearchConfig::default()).unwrap();
         let (action, visits) = *tree.root_visit_counts().iter().max_by_key(|(_, v)| *v).unwrap();
         let before = tree.nodes.len();
         tree.advance(action);
@@ -92,7 +92,7 @@ mod tests {
         assert!(tree.nodes.len() < before / 4, "the other branches are freed: {} of {before}", tree.nodes.len());
         let total: u32 = tree.root_visit_counts().iter().map(|(_, v)| v).sum();
         assert_eq!(total + 1, visits, "the subtree's counts came along");
-        tree.run(&mut UniformEvaluator, 50, &SearchConfig::default());
+        tree.run(&mut UniformEvaluator, 50, &SearchConfig::default()).unwrap();
         assert_eq!(tree.root_visits(), visits + 50);
         let mut expected = Position::new(crate::rules::Variant::Basic);
         expected.play(action).unwrap();
@@ -105,7 +105,7 @@ mod tests {
     #[test]
     fn reroot_finds_a_position_two_actions_down() {
         let mut tree = Tree::new(Position::new(crate::rules::Variant::Basic));
-        tree.run(&mut UniformEvaluator, 400, &SearchConfig::default());
+        tree.run(&mut UniformEvaluator, 400, &SearchConfig::default()).unwrap();
         let (first, _) = *tree.root_visit_counts().iter().max_by_key(|(_, v)| *v).unwrap();
         let child = tree.children(tree.root).iter().find(|e| e.action == first).unwrap().child.unwrap();
         let (second, visits) =
@@ -126,7 +126,7 @@ mod tests {
         assert!(tree.reroot(&pos, 2));
         assert_eq!(*tree.root_position(), pos);
         assert_eq!(tree.root_visits(), visits);
-        tree.run(&mut UniformEvaluator, 20, &SearchConfig::default());
+        tree.run(&mut UniformEvaluator, 20, &SearchConfig::default()).unwrap();
         assert_eq!(tree.root_visits(), visits + 20);
     }
 }

@@ -42,7 +42,7 @@ mod tests {
     fn the_solver_takes_a_proven_win() {
         let visits_to_win = |solver: bool| {
             let mut tree = Tree::new(win_in_one());
-            tree.run(&mut UniformEvaluator, 400, &SearchConfig { solver, ..SearchConfig::default() });
+            tree.run(&mut UniformEvaluator, 400, &SearchConfig { solver, ..SearchConfig::default() }).unwrap();
             let player = tree.root_position().to_act().unwrap();
             let win = tree.children(tree.root).iter().find(|e| tree.proven(e) == Some(player)).map(|e| e.action);
             assert_eq!(win.is_some(), solver, "the winning action is proven only by the solver");
@@ -74,7 +74,7 @@ mod tests {
                 continue;
             }
             let mut tree = Tree::new(pos);
-            tree.run(&mut UniformEvaluator, 3000, &config);
+            tree.run(&mut UniformEvaluator, 3000, &config).unwrap();
             assert_eq!(tree.root_visits(), 3000);
             for (index, n) in tree.nodes.iter().enumerate() {
                 let Some(player) = n.pos.to_act() else {

@@ -33,7 +33,7 @@ pub fn run(args: Args) -> Result<()> {
     writeln!(out, "You play {} against {name}; {HELP}.", args.color)?;
     while let Some(to_act) = pos.to_act() {
         if to_act != args.color {
-            let action = player.choose(&pos);
+            let action = player.choose(&pos)?;
             writeln!(out, "{name} plays {action}")?;
             pos.play(action).expect("players choose legal actions");
             continue;

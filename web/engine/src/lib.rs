@@ -206,7 +206,7 @@ impl Session {
             _ => return Err(format!("{spec}: players are random, greedy, uct:N, alphabeta:D and classic:D")),
         };
         player.new_game(seed);
-        Ok(player.choose(&self.pos))
+        player.choose(&self.pos).map_err(|e| e.to_string())
     }
 
     fn think(&mut self, simulations: u32, config: SearchConfig) -> Value {
@@ -469,7 +469,7 @@ mod tests {
             }
             assert_eq!(answer["done"], true, "{answer}");
             let mut tree = Tree::new(pos);
-            tree.run(&mut StandIn, 48, &config);
+            tree.run(&mut StandIn, 48, &config).unwrap();
             let native = tree.best_action().unwrap();
             assert_eq!(answer["action"], native.to_string(), "ply {ply}");
             let visits: u64 = answer["visits"].as_array().unwrap().iter().map(|v| v[1].as_u64().unwrap()).sum();

@@ -20,7 +20,7 @@ mod zobrist;
 use std::time::Duration;
 
 use super::patterns::Lines;
-use super::Player;
+use super::{Player, PlayerError};
 use crate::rules::{Action, Bitboard, Color, Phase, Position};
 pub use plain::evaluate;
 pub use zobrist::zobrist;
@@ -493,11 +493,14 @@ fn from_table(value: i32, ply: u32) -> i32 {
 }
 
 impl Player for AlphaBeta {
-    fn choose(&mut self, pos: &Position) -> Action {
-        match pos.only_action() {
+    fn choose(&mut self, pos: &Position) -> Result<Action, PlayerError> {
+        if pos.is_over() {
+            return Err(PlayerError::GameOver);
+        }
+        Ok(match pos.only_action() {
             Some(only) => only,
             None => self.search(pos).0,
-        }
+        })
     }
 
     /// Forgets what earlier games taught the move ordering, so that a game
@@ -612,7 +615,7 @@ mod tests {
         let pos = Position::new(Variant::Standard);
         let mut search = AlphaBeta::new(Limit::Time(Duration::from_millis(100)), clock);
         let start = Instant::now();
-        let action = search.choose(&pos);
+        let action = search.choose(&pos).unwrap();
         assert!(pos.is_legal(action));
         // Unbounded, iterative deepening to depth 64 would not end.
         assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
@@ -650,7 +653,7 @@ mod tests {
         b.new_game(0);
         for _ in 0..600 {
             let Some(player) = pos.to_act() else { break };
-            let action = if (player == Color::White) == a_white { a.choose(&pos) } else { b.choose(&pos) };
+            let action = if (player == Color::White) == a_white { a.choose(&pos) } else { b.choose(&pos) }.unwrap();
             pos.play(action).unwrap();
         }
         pos.outcome().is_some_and(|o| (o.winner == Color::White) == a_white)
