@@ -215,9 +215,18 @@ fn every_position_is_a_value_sample_and_only_searched_ones_policy_samples() {
     let empty_rows = batch.policy.chunks(gipf::encoding::NUM_ACTIONS).filter(|row| row.iter().all(|&p| p == 0.0));
     assert_eq!(masked, empty_rows.count(), "the mask marks the samples without a policy target");
     batch.policy_mask.iter_mut().for_each(|m| *m = 0.0);
+    // The value loss is the mean squared error of the network's values
+    // (training mode, before the step) against the batch's targets.
+    let values = {
+        let network = Trainer::new(&tiny(), Device::Cpu, 5).network;
+        let xs = tch::Tensor::from_slice(&batch.input).view([64, gipf::encoding::NUM_PLANES as i64, 7, 7]);
+        Vec::<f32>::try_from(network.net.forward_t(&xs, true).1).unwrap()
+    };
+    let expected = values.iter().zip(&batch.value).map(|(v, t)| (v - t) * (v - t)).sum::<f32>() / 64.0;
     let stats = Trainer::new(&tiny(), Device::Cpu, 5).train_step(&batch).unwrap();
     assert_eq!(stats.policy_loss, 0.0);
-    assert!(stats.value_loss > 0.0);
+    assert!((stats.value_loss - expected).abs() < 1e-5, "value loss {} where {expected}", stats.value_loss);
+    assert!(expected > 0.01, "the targets are not the outputs already");
     // The phases' errors average back to the whole batch's.
     let phases: Vec<(usize, f32)> = gipf::train::PHASES
         .iter()
