@@ -43,7 +43,7 @@ fn sorted(mut actions: Vec<Action>) -> Vec<Action> {
 /// dropped: candidates that are sometimes legal and sometimes not.
 fn candidate_actions(pos: &Position, rng: &mut SmallRng) -> Vec<Action> {
     let mut out: Vec<Action> =
-        (0..NUM_PUSHES).flat_map(|i| [false, true].map(|g| Action::Push(Push::new(i, g)))).collect();
+        (0..NUM_PUSHES).flat_map(|i| [false, true].map(|g| Action::Push(Push::new(i, g).unwrap()))).collect();
     out.push(Action::Leave);
     for row in pos.pending_rows() {
         out.push(Action::Remove(row.run));
@@ -97,7 +97,7 @@ proptest! {
     fn rules_commute_with_symmetries(variant in variant(), seed: u64, crowded: bool) {
         let mut rng = SmallRng::seed_from_u64(seed);
         for pos in random_game(variant, seed, crowded, 200) {
-            let sym = Symmetry::new(rng.random_range(0..12));
+            let sym = Symmetry::random(&mut rng);
             let image = pos.transform(sym);
             let mapped: Vec<Action> = pos.legal_actions().iter().map(|a| a.transform(sym)).collect();
             prop_assert_eq!(sorted(mapped), sorted(image.legal_actions()));

@@ -10,12 +10,12 @@ use gipf::config::Config;
 use gipf::encoding::{INPUT_SIZE, NUM_ACTIONS};
 use gipf::games::GameFile;
 use gipf::model_source::ModelSource;
-use gipf::rules::{Symmetry, NUM_SYMMETRIES};
+use gipf::rules::Symmetry;
 use gipf::samples::write_row;
 use gipf::selfplay::{play, ConstantForward, Generator, PlayOptions};
 use gipf::train::Window;
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -26,7 +26,7 @@ fn rows(window: &Window, seed: Option<u64>) -> [Vec<f32>; 3] {
     let mut rng = seed.map(SmallRng::seed_from_u64);
     let (mut planes, mut policy, mut legal) = (Vec::new(), Vec::new(), Vec::new());
     for sample in window.samples() {
-        let sym = Symmetry::new(rng.as_mut().map_or(0, |r| r.random_range(0..NUM_SYMMETRIES)));
+        let sym = rng.as_mut().map_or(Symmetry::IDENTITY, Symmetry::random);
         let (p, l) = (policy.len(), legal.len());
         planes.resize(planes.len() + INPUT_SIZE, 0.0);
         policy.resize(p + NUM_ACTIONS, 0.0);

@@ -108,7 +108,7 @@ fn build() -> Tables {
         }
     }
     let mut actions: Vec<Action> =
-        (0..2 * NUM_PUSHES).map(|i| Action::Push(Push::new(i % NUM_PUSHES, i >= NUM_PUSHES))).collect();
+        (0..2 * NUM_PUSHES).map(|i| Action::Push(Push::of(i % NUM_PUSHES, i >= NUM_PUSHES))).collect();
     actions.extend(Point::all().map(|p| Action::Remove(Bitboard::EMPTY.with(p))));
     let mut line_offset = [0; NUM_LINES];
     for (l, line) in lines().iter().enumerate() {
@@ -268,7 +268,7 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(2);
         let (mut a, mut b) = (vec![0.0; INPUT_SIZE], vec![0.0; INPUT_SIZE]);
         for pos in random_positions(500, 3) {
-            let sym = Symmetry::new(rng.random_range(0..NUM_SYMMETRIES));
+            let sym = Symmetry::random(&mut rng);
             encode(&pos, &mut a);
             encode(&pos.transform(sym), &mut b);
             for k in 0..NUM_PLANES {

@@ -201,7 +201,7 @@ impl SelfplayGame {
             true => self.search.tree().root_visits() + p.simulations,
             false => p.cheap_simulations,
         };
-        self.search.start(target, p.root(self.full), search);
+        self.search.start(target, p.root(self.full), search).expect("the self-play config's roots are checked");
     }
 
     /// Whether the game has ended, by the rules or at `max_actions`.
@@ -245,7 +245,7 @@ impl SelfplayGame {
             });
         }
         self.actions.push(chosen);
-        self.search.advance(chosen);
+        self.search.advance(chosen).expect("the search chose a legal action");
         let room = (self.max_actions as usize).saturating_sub(self.actions.len());
         self.actions.extend(self.search.skip_forced(room));
         self.start_search(settings, search);
@@ -333,7 +333,7 @@ mod tests {
             for game in games.games_mut() {
                 game.play_searched(&settings, &search);
             }
-            for game in games.take_if(SelfplayGame::is_over) {
+            for game in games.take_if(SelfplayGame::is_over).unwrap() {
                 let record = game.into_game("constant", "unit", &serde_json::Value::Null);
                 let read = GameFile::parse(&serde_json::to_string(&record).unwrap()).unwrap();
                 assert!(!read.samples.is_empty() && read.samples.len() < read.actions.len());

@@ -21,7 +21,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -47,10 +47,7 @@ fn color_name(color: Option<Color>) -> Option<&'static str> {
 }
 
 fn symmetry(k: usize) -> PyResult<Symmetry> {
-    match k < NUM_SYMMETRIES {
-        true => Ok(Symmetry::new(k)),
-        false => Err(value_error(format!("symmetry {k}: expected 0 to {}", NUM_SYMMETRIES - 1))),
-    }
+    Symmetry::new(k).ok_or_else(|| value_error(format!("symmetry {k}: expected 0 to {}", NUM_SYMMETRIES - 1)))
 }
 
 /// A game of GIPF: its start, the actions played and where they lead.
@@ -353,10 +350,7 @@ impl Searches {
             return Err(value_error("simulations must be from 1 to 100000"));
         }
         let (alpha, fraction) = noise;
-        if !(alpha > 0.0 && alpha.is_finite() && (0.0..=1.0).contains(&fraction)) {
-            return Err(value_error("noise is (alpha, fraction): alpha positive, fraction from 0 to 1"));
-        }
-        let root = parse_root(root, alpha, fraction, candidates)?;
+        let root = parse_root(root, alpha, fraction, candidates)?.check().map_err(value_error)?;
         let config = SearchConfig { batch_size, ..SearchConfig::default() };
         config.validate().map_err(value_error)?;
         let mut batched = Batched::default();
@@ -365,7 +359,7 @@ impl Searches {
                 return Err(value_error(format!("game {i} is over: there is nothing to search")));
             }
             let mut search = Search::new(game.pos, seed.wrapping_add(i as u64));
-            search.start(simulations, root, &config);
+            search.start(simulations, root, &config).map_err(value_error)?;
             batched.push(search);
         }
         Ok(Searches { batched, config })
@@ -374,10 +368,7 @@ impl Searches {
     /// Gathers the next leaves and returns their input planes, float32 of
     /// shape (n, planes, 7, 7); n is 0 once every search is done.
     fn gather<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray4<f32>>> {
-        if self.batched.is_waiting() {
-            return Err(value_error("the last batch has not been applied"));
-        }
-        py.detach(|| self.batched.gather(&self.config, |_| true));
+        py.detach(|| self.batched.gather(&self.config, |_| true)).map_err(value_error)?;
         planes(py, &self.batched)
     }
 
@@ -539,7 +530,7 @@ fn samples_of<'py>(
         for (i, text) in games.iter().enumerate() {
             let game = GameFile::parse(text).map_err(|e| format!("game {i}: {e}"))?;
             for sample in game_samples(&game, targets).map_err(|e| format!("game {i}: {e}"))? {
-                let sym = if augment { Symmetry::new(rng.random_range(0..NUM_SYMMETRIES)) } else { Symmetry::new(0) };
+                let sym = if augment { Symmetry::random(&mut rng) } else { Symmetry::IDENTITY };
                 arrays.push(&sample, sym);
             }
         }

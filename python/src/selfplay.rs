@@ -5,7 +5,7 @@
 
 use gipf_core::bounds::check_range;
 use gipf_core::rules::Position;
-use gipf_core::search::{Batched, SearchConfig};
+use gipf_core::search::{BatchError, Batched, SearchConfig};
 use gipf_core::selfplay::{SelfplayConfig, SelfplayGame};
 use numpy::{PyArray4, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -91,20 +91,21 @@ impl SelfPlay {
     /// 0 once every game is over.
     fn gather<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray4<f32>>> {
         if self.games.is_waiting() {
-            return Err(value_error("the last batch has not been applied"));
+            return Err(value_error(BatchError::Waiting));
         }
         py.detach(|| loop {
             for game in self.games.games_mut() {
                 game.play_searched(&self.settings, &self.search);
             }
-            self.finished.extend(self.games.take_if(SelfplayGame::is_over));
+            self.finished.extend(self.games.take_if(SelfplayGame::is_over)?);
             self.start_games();
-            let n = self.games.gather(&self.search, |_| true);
+            let n = self.games.gather(&self.search, |_| true)?;
             // None gathered with games left: their searches are complete.
             if n > 0 || self.games.is_empty() {
-                break;
+                return Ok::<(), BatchError>(());
             }
-        });
+        })
+        .map_err(value_error)?;
         planes(py, &self.games)
     }
 

@@ -64,5 +64,5 @@ def test_settings_are_checked_where_they_enter():
     planes = selfplay.gather()
     with pytest.raises(ValueError, match="values must be from -1 to 1"):
         selfplay.apply(np.zeros((len(planes), gipf.NUM_ACTIONS), np.float32), np.full(len(planes), 2, np.float32))
-    with pytest.raises(ValueError, match="has not been applied"):
+    with pytest.raises(ValueError, match="waits for its outputs"):
         selfplay.gather()

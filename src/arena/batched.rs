@@ -39,14 +39,14 @@ impl Game {
         let forced = self.search.skip_forced(max_actions.saturating_sub(self.actions) as usize);
         self.actions += forced.len() as u32;
         self.search = Search::new(*self.position(), 0);
-        self.search.start(simulations, Root::Plain, config);
+        self.search.start(simulations, Root::Plain, config).expect("a plain root has no settings to refuse");
     }
 
     /// Plays the action of a finished search and starts the next.
     fn play_if_done(&mut self, simulations: u32, max_actions: u32, config: &SearchConfig) {
         if self.search.is_done() && !self.is_over(max_actions) {
             let action = self.search.tree().best_action().expect("a searched root has actions");
-            self.search.advance(action);
+            self.search.advance(action).expect("the search chose a legal action");
             self.actions += 1;
             self.decide(simulations, max_actions, config);
         }
@@ -83,7 +83,7 @@ pub fn network_match(
             games.push(game);
             next += 1;
         }
-        for game in games.take_if(|g| g.is_over(max_actions)) {
+        for game in games.take_if(|g| g.is_over(max_actions))? {
             match game.position().outcome().map(|o| o.winner == game.a_color) {
                 Some(true) => tally.wins += 1,
                 Some(false) => tally.losses += 1,

@@ -392,7 +392,7 @@ impl Player for NetworkPlayer {
         }
         let action = tree.best_action().expect("a searched root has actions");
         if self.keep_tree {
-            tree.advance(action);
+            tree.advance(action).expect("the search chose a legal action");
             self.tree = Some(tree);
         }
         Ok(action)

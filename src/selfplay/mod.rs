@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use crate::config::Config;
 use crate::games::GameFile;
 use crate::rules::Position;
-use crate::search::{Batched, NotFinite};
+use crate::search::{BatchError, Batched};
 pub use crate::search::{ConstantForward, Forward};
 pub use gipf_core::selfplay::SelfplayGame;
 
@@ -60,20 +60,20 @@ impl Group {
         model: &str,
         worker: &str,
         config_json: &serde_json::Value,
-    ) -> Result<Work, NotFinite> {
+    ) -> Result<Work, BatchError> {
         if let Some((logits, values)) = self.output.take() {
             self.games.apply(&logits, &values, &config.search)?;
         }
         let (settings, search) = (&config.selfplay, &config.search);
         let played: Vec<usize> =
             self.games.games_mut().par_iter_mut().map(|game| game.play_searched(settings, search)).collect();
-        let finished = self.games.take_if(SelfplayGame::is_over);
+        let finished = self.games.take_if(SelfplayGame::is_over)?;
         let work = Work {
             actions: played.iter().sum::<usize>() as u64,
             finished_actions: finished.iter().map(|game| game.actions().len() as u64).sum(),
             finished: finished.into_iter().map(|game| game.into_game(model, worker, config_json)).collect(),
         };
-        self.games.gather(&config.search, |_| true);
+        self.games.gather(&config.search, |_| true)?;
         Ok(work)
     }
 }
@@ -143,7 +143,7 @@ impl Generator {
         forward: &mut dyn Forward,
         pool: &rayon::ThreadPool,
         model: &str,
-    ) -> Result<Vec<GameFile>, NotFinite> {
+    ) -> Result<Vec<GameFile>, BatchError> {
         let [first, second] = &mut self.groups;
         let (evaluated, worked) = if self.current == 0 { (first, second) } else { (second, first) };
         let (config, worker, config_json) = (&self.config, self.worker.as_str(), &self.config_json);

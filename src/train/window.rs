@@ -18,7 +18,7 @@ use rand::Rng;
 
 use crate::encoding::{INPUT_SIZE, NUM_ACTIONS};
 use crate::games::{EndReason, GameFile};
-use crate::rules::{Color, Symmetry, NUM_SYMMETRIES};
+use crate::rules::{Color, Symmetry};
 use crate::samples::{game_samples, write_row, Targets, TrainingSample, AUX_TARGETS};
 use crate::shards::{self, GamesFile};
 
@@ -353,7 +353,7 @@ impl Window {
         };
         for i in 0..size {
             let sample = &self.samples[rng.random_range(0..self.samples.len())];
-            let sym = Symmetry::new(rng.random_range(0..NUM_SYMMETRIES));
+            let sym = Symmetry::random(rng);
             let (inputs, rows) = (i * INPUT_SIZE..(i + 1) * INPUT_SIZE, i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS);
             write_row(sample, sym, &mut batch.input[inputs], &mut batch.policy[rows.clone()], &mut batch.legal[rows]);
             batch.value.push(sample.value);

@@ -17,9 +17,15 @@ pub struct Push {
 }
 
 impl Push {
-    /// Push number `index` (0..42, ordered by dot then entry point).
-    pub fn new(index: usize, gipf: bool) -> Push {
-        assert!(index < NUM_PUSHES, "push index {index} out of range");
+    /// Push number `index` (0..42, ordered by dot then entry point); `None`
+    /// past the last.
+    pub fn new(index: usize, gipf: bool) -> Option<Push> {
+        (index < NUM_PUSHES).then_some(Push { index: index as u8, gipf })
+    }
+
+    /// Push number `index`, which the caller knows to be below [`NUM_PUSHES`].
+    pub(crate) fn of(index: usize, gipf: bool) -> Push {
+        debug_assert!(index < NUM_PUSHES, "push index {index} out of range");
         Push { index: index as u8, gipf }
     }
 
@@ -59,7 +65,7 @@ impl Action {
     /// The image of this action under a board symmetry.
     pub fn transform(self, sym: Symmetry) -> Action {
         match self {
-            Action::Push(p) => Action::Push(Push::new(sym.push(p.index()), p.gipf)),
+            Action::Push(p) => Action::Push(Push::of(sym.push(p.index()), p.gipf)),
             Action::Remove(points) => Action::Remove(points.transform(sym)),
             Action::Leave => Action::Leave,
         }
@@ -145,7 +151,7 @@ impl FromStr for Action {
             dot: from.to_string(),
             entry: to.to_string(),
         })?;
-        Ok(Action::Push(Push::new(index, gipf)))
+        Ok(Action::Push(Push::of(index, gipf)))
     }
 }
 
@@ -198,7 +204,7 @@ mod tests {
     fn every_push_prints_and_parses_back() {
         for i in 0..NUM_PUSHES {
             for gipf in [false, true] {
-                let a = Action::Push(Push::new(i, gipf));
+                let a = Action::Push(Push::of(i, gipf));
                 assert_eq!(a.to_string().parse::<Action>().unwrap(), a);
             }
         }

@@ -370,9 +370,14 @@ impl Symmetry {
         (0..NUM_SYMMETRIES as u8).map(Symmetry)
     }
 
-    pub fn new(i: usize) -> Symmetry {
-        assert!(i < NUM_SYMMETRIES, "symmetry index {i} out of range");
-        Symmetry(i as u8)
+    /// Symmetry number `i` (0..12); `None` past the last.
+    pub fn new(i: usize) -> Option<Symmetry> {
+        (i < NUM_SYMMETRIES).then_some(Symmetry(i as u8))
+    }
+
+    /// One of the twelve, drawn uniformly from `rng`.
+    pub fn random(rng: &mut impl rand::Rng) -> Symmetry {
+        Symmetry(rng.random_range(0..NUM_SYMMETRIES as u8))
     }
 
     pub fn index(self) -> usize {

@@ -432,10 +432,10 @@ impl Position {
                 continue;
             }
             if singles {
-                out.push(Action::Push(Push::new(i, false)));
+                out.push(Action::Push(Push::of(i, false)));
             }
             if gipfs {
-                out.push(Action::Push(Push::new(i, true)));
+                out.push(Action::Push(Push::of(i, true)));
             }
         }
     }

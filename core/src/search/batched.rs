@@ -16,7 +16,7 @@ use rand::SeedableRng;
 
 use super::{Evaluation, Forward, Leaf, SearchConfig, Tree};
 use crate::encoding::{encode, INPUT_SIZE, NUM_ACTIONS};
-use crate::rules::{Action, Position};
+use crate::rules::{Action, IllegalAction, Position};
 
 /// How a search prepares its root once the root is expanded.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -30,6 +30,31 @@ pub enum Root {
     Noise { alpha: f32, fraction: f32, forced_playouts: f32 },
     /// Gumbel root selection among `candidates` sampled actions.
     Gumbel { candidates: usize },
+}
+
+/// A [`Root`] whose settings are out of their ranges.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "root {0:?}: the noise's alpha must be positive, its fraction from 0 to 1 and the forced playouts' factor \
+     from 0 to 100, and Gumbel selection needs a candidate"
+)]
+pub struct InvalidRoot(pub Root);
+
+impl Root {
+    /// Whether its settings are in their ranges.
+    pub fn check(self) -> Result<Root, InvalidRoot> {
+        let valid = match self {
+            Root::Plain => true,
+            Root::Noise { alpha, fraction, forced_playouts } => {
+                alpha > 0.0
+                    && alpha.is_finite()
+                    && (0.0..=1.0).contains(&fraction)
+                    && (0.0..=100.0).contains(&forced_playouts)
+            }
+            Root::Gumbel { candidates } => candidates >= 1,
+        };
+        valid.then_some(self).ok_or(InvalidRoot(self))
+    }
 }
 
 /// One decision's search on a tree that follows its game, with the game's
@@ -59,11 +84,13 @@ impl Search {
     /// Starts a search that runs until the root has `target` visits (those
     /// a reused root already has count), its root prepared as `root` says:
     /// at once when the root is already expanded, else after its first batch.
-    pub fn start(&mut self, target: u32, root: Root, config: &SearchConfig) {
+    /// Root settings out of their ranges are an error, and nothing starts.
+    pub fn start(&mut self, target: u32, root: Root, config: &SearchConfig) -> Result<(), InvalidRoot> {
+        self.root = root.check()?;
         self.target = target;
-        self.root = root;
         self.prepared = false;
         self.prepare_root(config);
+        Ok(())
     }
 
     fn prepare_root(&mut self, config: &SearchConfig) {
@@ -73,7 +100,7 @@ impl Search {
         match self.root {
             Root::Plain => {}
             Root::Noise { alpha, fraction, forced_playouts } => {
-                self.tree.add_root_noise(alpha, fraction, &mut self.rng);
+                self.tree.add_root_noise(alpha, fraction, &mut self.rng).expect("start checked the noise");
                 if forced_playouts > 0.0 {
                     self.tree.start_forced_playouts(forced_playouts, config);
                 }
@@ -111,10 +138,12 @@ impl Search {
     }
 
     /// Moves the root down to the position after `action`, keeping the
-    /// subtree searched below it; the next search must be started.
-    pub fn advance(&mut self, action: Action) {
-        self.tree.advance(action);
+    /// subtree searched below it; the next search must be started. An
+    /// action not legal at the root is an error, and nothing changes.
+    pub fn advance(&mut self, action: Action) -> Result<(), IllegalAction> {
+        self.tree.advance(action)?;
         self.target = 0;
+        Ok(())
     }
 
     /// Moves on past the forced actions (the only legal one, played without
@@ -123,7 +152,7 @@ impl Search {
         let mut played = Vec::new();
         while played.len() < max {
             let Some(action) = self.tree.root_position().only_action() else { break };
-            self.advance(action);
+            self.advance(action).expect("the only legal action is legal");
             played.push(action);
         }
         played
@@ -157,6 +186,26 @@ impl Searching for Search {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("the network gave a value or logits that are not finite")]
 pub struct NotFinite;
+
+/// Why [`Batched`] refused a call: its games and their trees stay as they
+/// were.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BatchError {
+    /// The outputs hold a number that is not finite.
+    #[error(transparent)]
+    NotFinite(#[from] NotFinite),
+    /// Outputs of another size than the gathered batch's.
+    #[error(
+        "{logits} logits and {values} values for a batch of {leaves} leaves ({NUM_ACTIONS} logits and one value a \
+         leaf expected)"
+    )]
+    Outputs { leaves: usize, logits: usize, values: usize },
+    /// A gathered batch waits for its outputs: games cannot leave, nor a
+    /// next batch be gathered, before they are applied.
+    #[error("a gathered batch waits for its outputs")]
+    Waiting,
+}
 
 /// Many games, each with its search, whose leaves share one batch.
 pub struct Batched<G> {
@@ -204,18 +253,22 @@ impl<G: Searching + Send> Batched<G> {
 
     /// Removes the games for which `done` holds and returns them; the
     /// others keep their order.
-    pub fn take_if(&mut self, mut done: impl FnMut(&G) -> bool) -> Vec<G> {
-        assert!(!self.is_waiting(), "games leave between batches");
+    pub fn take_if(&mut self, mut done: impl FnMut(&G) -> bool) -> Result<Vec<G>, BatchError> {
+        if self.is_waiting() {
+            return Err(BatchError::Waiting);
+        }
         let (taken, kept) = std::mem::take(&mut self.games).into_iter().partition(|g| done(g));
         self.games = kept;
-        taken
+        Ok(taken)
     }
 
     /// Gathers the next leaves (up to `config.batch_size` each) of the
     /// searches not yet done in the games for which `include` holds, and
     /// encodes them ([`Batched::input`]). Returns how many there are.
-    pub fn gather(&mut self, config: &SearchConfig, include: impl Fn(&G) -> bool + Sync) -> usize {
-        assert!(!self.is_waiting(), "the last batch is applied before the next is gathered");
+    pub fn gather(&mut self, config: &SearchConfig, include: impl Fn(&G) -> bool + Sync) -> Result<usize, BatchError> {
+        if self.is_waiting() {
+            return Err(BatchError::Waiting);
+        }
         self.leaves = map_each(&mut self.games, |game| match include(game) {
             true => game.search().gather(config),
             false => Vec::new(),
@@ -233,7 +286,7 @@ impl<G: Searching + Send> Batched<G> {
             .collect::<Vec<Position>>();
         let mut jobs: Vec<(&mut [f32], Position)> = self.input.chunks_mut(INPUT_SIZE).zip(positions).collect();
         map_each(&mut jobs, |(chunk, pos)| encode(pos, chunk));
-        count
+        Ok(count)
     }
 
     /// The encoded leaves of the gathered batch, one row of [`INPUT_SIZE`]
@@ -250,17 +303,20 @@ impl<G: Searching + Send> Batched<G> {
     /// Applies the network's outputs for the gathered batch: `logits`
     /// ([`NUM_ACTIONS`] a leaf) and `values`, in the order of
     /// [`Batched::input`]. Outputs that are not finite apply nothing and
-    /// drop the batch.
-    pub fn apply(&mut self, logits: &[f32], values: &[f32], config: &SearchConfig) -> Result<(), NotFinite> {
+    /// drop the batch; outputs of another size apply nothing and leave the
+    /// batch waiting.
+    pub fn apply(&mut self, logits: &[f32], values: &[f32], config: &SearchConfig) -> Result<(), BatchError> {
         let count = self.count();
-        assert!(logits.len() == count * NUM_ACTIONS && values.len() == count, "one output per gathered leaf");
+        if logits.len() != count * NUM_ACTIONS || values.len() != count {
+            return Err(BatchError::Outputs { leaves: count, logits: logits.len(), values: values.len() });
+        }
         let leaves = std::mem::take(&mut self.leaves);
         if !logits.iter().chain(values).all(|x| x.is_finite()) {
             for (game, leaves) in self.games.iter_mut().zip(&leaves) {
                 game.search().tree.revert_leaves(leaves);
             }
             self.input.clear();
-            return Err(NotFinite);
+            return Err(NotFinite.into());
         }
         let mut jobs = Vec::with_capacity(self.games.len());
         let (mut logits, mut values) = (logits, values);
@@ -293,8 +349,8 @@ impl<G: Searching + Send> Batched<G> {
         forward: &mut dyn Forward,
         config: &SearchConfig,
         include: impl Fn(&G) -> bool + Sync,
-    ) -> Result<usize, NotFinite> {
-        let count = self.gather(config, include);
+    ) -> Result<usize, BatchError> {
+        let count = self.gather(config, include)?;
         if count > 0 {
             let (logits, values) = forward.forward(&self.input, count);
             self.apply(&logits, &values, config)?;
@@ -333,7 +389,7 @@ mod tests {
         let mut pos = Position::new(Variant::Standard);
         for i in 0..5u32 {
             let mut search = Search::new(pos, i as u64);
-            search.start(10 + 7 * i, Root::Plain, &config);
+            search.start(10 + 7 * i, Root::Plain, &config).unwrap();
             batched.push(search);
             let mut tree = Tree::new(pos);
             tree.run(&mut UniformEvaluator, 10 + 7 * i, &config).unwrap();
@@ -358,29 +414,36 @@ mod tests {
         let config = SearchConfig::default();
         let noise = Root::Noise { alpha: 0.3, fraction: 0.25, forced_playouts: 0.0 };
         let mut search = Search::new(Position::new(Variant::Standard), 1);
-        search.start(200, noise, &config);
+        search.start(200, noise, &config).unwrap();
         assert!(!search.prepared, "a fresh root is prepared once it is expanded");
         search.tree_mut().run(&mut UniformEvaluator, 200, &config).unwrap();
-        search.advance(search.tree().best_action().unwrap());
+        search.advance(search.tree().best_action().unwrap()).unwrap();
         assert!(search.tree().root_expanded(), "the root was reused");
-        search.start(400, noise, &config);
+        search.start(400, noise, &config).unwrap();
         assert!(search.prepared, "its noise came before the first batch");
     }
 
-    /// Outputs that are not finite are refused and leave the trees as they were.
+    /// Outputs that are not finite, or of another size than the batch's,
+    /// are refused and leave the trees as they were; while a batch waits,
+    /// neither a next one nor games leaving are allowed.
     #[test]
     fn outputs_that_are_not_finite_apply_nothing() {
         let config = SearchConfig::default();
         let mut batched = Batched::default();
         let mut search = Search::new(Position::new(Variant::Standard), 1);
-        search.start(50, Root::Plain, &config);
+        search.start(50, Root::Plain, &config).unwrap();
         batched.push(search);
         batched.evaluate(&mut ConstantForward, &config, |_| true).unwrap();
         let before = batched.games()[0].tree().root_visit_counts();
-        let n = batched.gather(&config, |_| true);
+        let n = batched.gather(&config, |_| true).unwrap();
+        assert_eq!(batched.gather(&config, |_| true), Err(BatchError::Waiting));
+        assert_eq!(batched.take_if(|_| true).err(), Some(BatchError::Waiting));
+        let short = batched.apply(&vec![0.0; n * NUM_ACTIONS], &vec![0.0; n - 1], &config);
+        assert_eq!(short, Err(BatchError::Outputs { leaves: n, logits: n * NUM_ACTIONS, values: n - 1 }));
+        assert!(batched.is_waiting(), "the batch still waits for its outputs");
         let mut values = vec![0.0; n];
         values[n - 1] = f32::NAN;
-        assert_eq!(batched.apply(&vec![0.0; n * NUM_ACTIONS], &values, &config), Err(NotFinite));
+        assert_eq!(batched.apply(&vec![0.0; n * NUM_ACTIONS], &values, &config), Err(NotFinite.into()));
         assert!(!batched.is_waiting());
         assert_eq!(batched.games()[0].tree().root_visit_counts(), before);
         assert!(batched.evaluate(&mut ConstantForward, &config, |_| true).unwrap() > 0, "the search goes on");
@@ -393,7 +456,7 @@ mod tests {
         let mut batched = Batched::default();
         for target in [20, 21] {
             let mut search = Search::new(Position::new(Variant::Standard), 1);
-            search.start(target, Root::Plain, &config);
+            search.start(target, Root::Plain, &config).unwrap();
             batched.push(search);
         }
         batched.evaluate(&mut ConstantForward, &config, |g| g.target() == 20).unwrap();

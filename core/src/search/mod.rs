@@ -18,7 +18,7 @@ use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
 pub use analysis::{Analysis, Candidate};
-pub use batched::{Batched, NotFinite, Root, Search, Searching};
+pub use batched::{BatchError, Batched, InvalidRoot, NotFinite, Root, Search, Searching};
 pub use evaluation::{softmax, ConstantForward, Evaluation, Evaluator, Forward, UniformEvaluator};
 use gumbel::{sigma, GumbelRoot};
 
@@ -310,19 +310,23 @@ impl Tree {
     }
 
     /// Mixes Dirichlet noise into the root's priors (`fraction` of noise with
-    /// concentration `alpha`). Does nothing before the root is expanded.
-    pub fn add_root_noise(&mut self, alpha: f32, fraction: f32, rng: &mut impl Rng) {
+    /// concentration `alpha`). Does nothing before the root is expanded. An
+    /// alpha that is not positive or a fraction outside [0, 1] is an error,
+    /// and the priors stay as they were.
+    pub fn add_root_noise(&mut self, alpha: f32, fraction: f32, rng: &mut impl Rng) -> Result<(), InvalidRoot> {
+        let asked = Root::Noise { alpha, fraction, forced_playouts: 0.0 };
+        let gamma = asked.check().ok().and_then(|_| Gamma::new(alpha as f64, 1.0).ok()).ok_or(InvalidRoot(asked))?;
         let root = &self.nodes[self.root as usize];
         let (first, n) = (root.first_edge as usize, root.num_edges as usize);
         if !root.expanded || n < 2 {
-            return;
+            return Ok(());
         }
-        let gamma = Gamma::new(alpha as f64, 1.0).expect("alpha is positive");
         let noise: Vec<f64> = (0..n).map(|_| gamma.sample(rng)).collect();
         let total: f64 = noise.iter().sum::<f64>().max(f64::MIN_POSITIVE);
         for (edge, eta) in self.edges[first..first + n].iter_mut().zip(noise) {
             edge.prior = (1.0 - fraction) * edge.prior + fraction * (eta / total) as f32;
         }
+        Ok(())
     }
 
     /// Runs `simulations` more simulations, evaluating leaves in batches.
@@ -624,10 +628,10 @@ mod tests {
     fn noise_keeps_priors_a_distribution() {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
         let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
-        tree.add_root_noise(0.3, 0.25, &mut rng);
+        tree.add_root_noise(0.3, 0.25, &mut rng).unwrap();
         assert!(!tree.root_expanded(), "nothing to add noise to yet");
         tree.run(&mut UniformEvaluator, 1, &SearchConfig::default()).unwrap();
-        tree.add_root_noise(0.3, 0.25, &mut rng);
+        tree.add_root_noise(0.3, 0.25, &mut rng).unwrap();
         let sum: f32 = tree.children(tree.root).iter().map(|e| e.prior).sum();
         assert!((sum - 1.0).abs() < 1e-4);
         assert!(tree.children(tree.root).iter().any(|e| (e.prior - 1.0 / 42.0).abs() > 1e-3));
@@ -678,7 +682,7 @@ mod tests {
         let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
         tree.run(&mut UniformEvaluator, 6000, &config).unwrap();
         let (action, _) = *tree.root_visit_counts().iter().max_by_key(|(_, v)| *v).unwrap();
-        tree.advance(action);
+        tree.advance(action).unwrap();
         assert!(tree.root_visits() > 40, "a reused root with visits: {}", tree.root_visits());
         let before: Vec<u32> = tree.root_visit_counts().iter().map(|(_, v)| *v).collect();
         tree.start_gumbel(8, 96, &mut rng);
@@ -747,5 +751,35 @@ mod tests {
         assert!(!nan_priors.root_expanded());
         tree.run(&mut UniformEvaluator, 8, &config).unwrap();
         assert_eq!(tree.root_visits(), 28);
+    }
+
+    /// Bad arguments to the search's public calls are errors that change
+    /// nothing, not panics.
+    #[test]
+    fn bad_arguments_are_errors_that_change_nothing() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        let config = SearchConfig::default();
+        let mut tree = Tree::new(Position::new(crate::rules::Variant::Standard));
+        tree.run(&mut UniformEvaluator, 8, &config).unwrap();
+        let priors = |t: &Tree| t.children(t.root).iter().map(|e| e.prior).collect::<Vec<_>>();
+        let before = priors(&tree);
+        for (alpha, fraction) in [(0.0, 0.25), (-1.0, 0.25), (f32::NAN, 0.25), (f32::INFINITY, 0.25), (0.3, 1.5)] {
+            assert!(tree.add_root_noise(alpha, fraction, &mut rng).is_err(), "alpha {alpha}, fraction {fraction}");
+            assert_eq!(priors(&tree), before);
+        }
+        assert!(tree.advance(Action::Leave).is_err(), "leaving is not an action at the start");
+        assert_eq!(tree.root_visits(), 8);
+        let mut search = Search::new(Position::new(crate::rules::Variant::Standard), 1);
+        for root in [Root::Gumbel { candidates: 0 }, Root::Noise { alpha: 0.0, fraction: 0.25, forced_playouts: 0.0 }] {
+            assert_eq!(search.start(10, root, &config), Err(InvalidRoot(root)));
+        }
+        assert_eq!(search.target(), 0, "nothing started");
+        assert_eq!(
+            search.advance(Action::Leave),
+            Err(Position::new(crate::rules::Variant::Standard).check(Action::Leave).unwrap_err())
+        );
+        assert_eq!(crate::rules::Symmetry::new(12), None);
+        assert_eq!(crate::rules::Push::new(42, false), None);
+        assert!(crate::rules::Push::new(41, true).is_some());
     }
 }

@@ -2,13 +2,14 @@
 //! was searched below it and freeing the rest.
 
 use super::{Edge, Node, Tree};
-use crate::rules::{Action, Position};
+use crate::rules::{Action, IllegalAction, Position};
 
 impl Tree {
     /// Moves the root to the child reached by `action`, keeping its subtree
     /// and freeing the rest, so that a tree's memory follows its live part
-    /// rather than the whole game.
-    pub fn advance(&mut self, action: Action) {
+    /// rather than the whole game. An action not legal at the root is an
+    /// error, and the tree stays as it was.
+    pub fn advance(&mut self, action: Action) -> Result<(), IllegalAction> {
         let child = self.children(self.root).iter().find(|e| e.action == action).and_then(|e| e.child);
         match child {
             Some(child) => {
@@ -18,10 +19,11 @@ impl Tree {
             }
             None => {
                 let mut pos = *self.root_position();
-                pos.play(action).expect("advance: the action is legal at the root");
+                pos.play(action)?;
                 *self = Tree::new(pos);
             }
         }
+        Ok(())
     }
 
     /// Moves the root to the node of `pos`, reached from the root by at most
@@ -35,7 +37,7 @@ impl Tree {
             return false;
         }
         for action in path {
-            self.advance(action);
+            self.advance(action).expect("the actions of a path in the tree are legal");
         }
         true
     }
@@ -87,7 +89,7 @@ mod tests {
         tree.run(&mut UniformEvaluator, 300, &SearchConfig::default()).unwrap();
         let (action, visits) = *tree.root_visit_counts().iter().max_by_key(|(_, v)| *v).unwrap();
         let before = tree.nodes.len();
-        tree.advance(action);
+        tree.advance(action).unwrap();
         assert_eq!(tree.root_visits(), visits);
         assert!(tree.nodes.len() < before / 4, "the other branches are freed: {} of {before}", tree.nodes.len());
         let total: u32 = tree.root_visit_counts().iter().map(|(_, v)| v).sum();

@@ -220,7 +220,7 @@ impl Session {
             return error(e);
         }
         let mut search = Search::new(self.pos, 0);
-        search.start(simulations, Root::Plain, &config);
+        search.start(simulations, Root::Plain, &config).expect("a plain root has no settings to refuse");
         let mut batched = Batched::default();
         batched.push(search);
         self.thinking = Some(Thinking { search: batched, config, simulations });
@@ -235,11 +235,12 @@ impl Session {
     fn next_batch(&mut self) -> Value {
         let thinking = self.thinking.as_mut().expect("thinking");
         match thinking.search.gather(&thinking.config, |_| true) {
-            0 => self.done(),
-            batch => {
+            Ok(0) => self.done(),
+            Ok(batch) => {
                 self.output = vec![0.0; batch * OUTPUT_SIZE];
                 json!({ "batch": batch })
             }
+            Err(e) => error(e),
         }
     }
 
