@@ -101,7 +101,7 @@ pub const MAX_LEAVES_PER_PASS: u64 = 65_536;
 impl SelfplayConfig {
     /// Checks each setting against its range, naming it as `selfplay.KEY`.
     pub fn validate(&self) -> Checked {
-        check_range("selfplay.simulations", self.simulations as i64, 2, 100_000)?;
+        check_range("selfplay.simulations", self.simulations as i64, 2, crate::search::MAX_SIMULATIONS as i64)?;
         let (cheap, full) = (self.cheap_simulations as i64, self.simulations as i64);
         check_range_to_key("selfplay.cheap_simulations", cheap, 2, full, "selfplay.simulations")?;
         check_unit("selfplay.full_search_fraction", self.full_search_fraction)?;

@@ -15,7 +15,7 @@ use gipf_core::players::random_game;
 use gipf_core::rules::{lines, NUM_SYMMETRIES};
 use gipf_core::rules::{picture, Action, Color, Phase, Position, RecordError, Setup, StateJson, Symmetry, Variant};
 use gipf_core::samples::{game_samples, write_row, Targets, TrainingSample, AUX_TARGETS};
-use gipf_core::search::{Batched, Root, Search, SearchConfig, Searching};
+use gipf_core::search::{Batched, Root, Search, SearchConfig, Searching, MAX_SIMULATIONS};
 use numpy::{PyArray1, PyArray3, PyArray4, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -346,8 +346,8 @@ impl Searches {
         noise: (f32, f32),
         candidates: usize,
     ) -> PyResult<Searches> {
-        if !(1..=100_000).contains(&simulations) {
-            return Err(value_error("simulations must be from 1 to 100000"));
+        if !(1..=MAX_SIMULATIONS).contains(&simulations) {
+            return Err(value_error(format!("simulations must be from 1 to {MAX_SIMULATIONS}")));
         }
         let (alpha, fraction) = noise;
         let root = parse_root(root, alpha, fraction, candidates)?.check().map_err(value_error)?;

@@ -224,6 +224,7 @@ pub fn play_match(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::players::Baseline;
 
     fn options(games: u32) -> MatchOptions {
         MatchOptions {
@@ -242,9 +243,21 @@ mod tests {
 
     #[test]
     fn a_seeded_match_gives_the_same_results_whatever_the_threads() {
-        let a = PlayerSpec::Uct { playouts: 30 };
-        let one = play_match(&a, &PlayerSpec::Greedy, &MatchOptions { threads: 1, ..options(8) }, &mut |_| {}).unwrap();
-        let two = play_match(&a, &PlayerSpec::Greedy, &MatchOptions { threads: 3, ..options(8) }, &mut |_| {}).unwrap();
+        let a = PlayerSpec::Baseline(Baseline::Uct { playouts: 30 });
+        let one = play_match(
+            &a,
+            &PlayerSpec::Baseline(Baseline::Greedy),
+            &MatchOptions { threads: 1, ..options(8) },
+            &mut |_| {},
+        )
+        .unwrap();
+        let two = play_match(
+            &a,
+            &PlayerSpec::Baseline(Baseline::Greedy),
+            &MatchOptions { threads: 3, ..options(8) },
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!((one.tally, one.mean_length), (two.tally, two.mean_length));
         assert_eq!(one.think.map(|t| t.actions), two.think.map(|t| t.actions));
         assert_eq!(one.think[0].actions + one.think[1].actions, (one.mean_length * 8.0).round() as u64 - 8 * 2);
@@ -253,10 +266,15 @@ mod tests {
     #[test]
     fn every_game_is_counted_once_and_openings_repeat_by_pair() {
         let mut seen = 0;
-        let r = play_match(&PlayerSpec::Random, &PlayerSpec::Random, &options(6), &mut |t| {
-            seen += 1;
-            assert_eq!(t.games(), seen);
-        })
+        let r = play_match(
+            &PlayerSpec::Baseline(Baseline::Random),
+            &PlayerSpec::Baseline(Baseline::Random),
+            &options(6),
+            &mut |t| {
+                seen += 1;
+                assert_eq!(t.games(), seen);
+            },
+        )
         .unwrap();
         assert_eq!(r.tally.games(), 6);
         assert_eq!(opening(Variant::Standard, 3, 1, 4), opening(Variant::Standard, 3, 1, 4));
@@ -268,8 +286,8 @@ mod tests {
     fn the_stronger_player_wins_and_sprt_stops_early() {
         let sprt = Sprt { elo0: 0.0, elo1: 100.0, alpha: 0.05, beta: 0.05 };
         let r = play_match(
-            &PlayerSpec::Uct { playouts: 100 },
-            &PlayerSpec::Random,
+            &PlayerSpec::Baseline(Baseline::Uct { playouts: 100 }),
+            &PlayerSpec::Baseline(Baseline::Random),
             &MatchOptions { sprt: Some(sprt), ..options(200) },
             &mut |_| {},
         )

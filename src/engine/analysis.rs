@@ -32,7 +32,7 @@ pub fn answer(player: &mut dyn Player, current: &Position, query: &str) -> Resul
     if pos.is_over() {
         return Err("the position is over: nothing to analyse".into());
     }
-    let simulations = number(query, "simulations", 400, 1, 100_000)? as u32;
+    let simulations = number(query, "simulations", 400, 1, crate::search::MAX_SIMULATIONS as u64)? as u32;
     let candidates = number(query, "candidates", 5, 1, 50)? as usize;
     let analysis = player.analyse(&pos, simulations, candidates).map_err(|e| e.to_string())?.ok_or(
         "this engine's player searches no tree: start it with a model (gipf engine --model CHECKPOINT, or no --player)",

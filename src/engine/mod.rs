@@ -214,8 +214,9 @@ mod tests {
     }
 
     fn engine() -> Engine {
-        let player =
-            PlayerSpec::Greedy.build(tch::Device::Cpu, Default::default(), &SearchConfig::default(), 1).unwrap();
+        let player = PlayerSpec::Baseline(crate::players::Baseline::Greedy)
+            .build(tch::Device::Cpu, Default::default(), &SearchConfig::default(), 1)
+            .unwrap();
         Engine::new(player, "greedy".into(), Variant::Standard)
     }
 

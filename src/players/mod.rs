@@ -15,7 +15,7 @@ use crate::net::{Backend, Inference, Precision};
 use crate::rules::{Action, Position, Variant};
 use crate::search::{Analysis, SearchConfig, Tree};
 pub use gipf_core::players::{
-    alphabeta, AlphaBeta, GreedyPlayer, Limit, Player, PlayerError, RandomPlayer, Style, Uct,
+    alphabeta, AlphaBeta, Baseline, GreedyPlayer, Limit, Player, PlayerError, RandomPlayer, Style, Uct,
 };
 
 /// This process's monotonic clock, for the core's time budgets.
@@ -40,11 +40,9 @@ impl fmt::Display for Budget {
     }
 }
 
-/// A player described on the command line: `random`, `greedy`, `uct:N` (N
-/// random playouts per action), `alphabeta:D` (alpha-beta to D pushes) or
-/// `alphabeta:MSms` (iterative deepening for MS milliseconds per action),
-/// `classic:D` or `classic:MSms` (the stronger classical player), or
-/// `reference` (the reference model shipped with the program), or
+/// A player described on the command line: a [`Baseline`] (`random`,
+/// `greedy`, `uct:N`, `alphabeta:D` or `alphabeta:MSms`, `classic:D` or
+/// `classic:MSms`), or `reference` (the reference model shipped with the program), or
 /// a checkpoint's weights file (or a models folder, for its best checkpoint
 /// or else its newest; or its URL in an object store, or a store's models
 /// folder for its newest: see [`crate::checkpoint::fetch_checkpoint`]),
@@ -62,15 +60,7 @@ impl fmt::Display for Budget {
 /// `search.policy_temperature`), so that one match can pit the two.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlayerSpec {
-    Random,
-    Greedy,
-    Uct {
-        playouts: u32,
-    },
-    AlphaBeta {
-        style: Style,
-        limit: Limit,
-    },
+    Baseline(Baseline),
     Network {
         weights: PathBuf,
         budget: Budget,
@@ -85,22 +75,10 @@ pub enum PlayerSpec {
 impl PlayerSpec {
     /// Reads a spec; checkpoints without their own budget get `default_budget`.
     pub fn parse(text: &str, default_budget: Budget) -> Result<PlayerSpec> {
+        if let Some(baseline) = Baseline::parse(text) {
+            return Ok(PlayerSpec::Baseline(baseline?));
+        }
         Ok(match text {
-            "random" => PlayerSpec::Random,
-            "greedy" => PlayerSpec::Greedy,
-            _ if text.starts_with("uct:") => {
-                let n = &text[4..];
-                match n.parse::<u32>() {
-                    Ok(playouts) if playouts > 0 => PlayerSpec::Uct { playouts },
-                    _ => bail!("player '{text}': expected uct:N with N a positive number of playouts"),
-                }
-            }
-            _ if text.starts_with("alphabeta:") => {
-                PlayerSpec::AlphaBeta { style: Style::AlphaBeta, limit: parse_limit(text, "alphabeta")? }
-            }
-            _ if text.starts_with("classic:") => {
-                PlayerSpec::AlphaBeta { style: Style::Classic, limit: parse_limit(text, "classic")? }
-            }
             "" => bail!(
                 "empty player: expected random, greedy, uct:N, alphabeta:D, classic:D, reference or a checkpoint's weights file"
             ),
@@ -161,16 +139,7 @@ impl PlayerSpec {
     /// A short name for tables and rating files.
     pub fn name(&self) -> String {
         match self {
-            PlayerSpec::Random => "random".into(),
-            PlayerSpec::Greedy => "greedy".into(),
-            PlayerSpec::Uct { playouts } => format!("uct:{playouts}"),
-            PlayerSpec::AlphaBeta { style, limit } => {
-                let name = style_name(*style);
-                match limit {
-                    Limit::Depth(d) => format!("{name}:{d}"),
-                    Limit::Time(t) => format!("{name}:{}ms", t.as_millis()),
-                }
-            }
+            PlayerSpec::Baseline(baseline) => baseline.name(),
             PlayerSpec::Network { weights, budget, keep_tree, batch, precision, backend, policy_temperature } => {
                 let stem =
                     weights.file_stem().map_or_else(|| weights.display().to_string(), |s| s.to_string_lossy().into());
@@ -198,10 +167,7 @@ impl PlayerSpec {
         seed: u64,
     ) -> Result<Box<dyn Player>> {
         Ok(match self {
-            PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
-            PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
-            PlayerSpec::Uct { playouts } => Box::new(Uct::new(*playouts, rand::SeedableRng::seed_from_u64(seed))),
-            PlayerSpec::AlphaBeta { style, limit } => Box::new(AlphaBeta::with_style(*style, *limit, monotonic)),
+            PlayerSpec::Baseline(baseline) => baseline.build(seed, monotonic),
             PlayerSpec::Network { weights, budget, keep_tree, batch, policy_temperature, .. } => {
                 let search = SearchConfig {
                     batch_size: batch_size(*batch, *budget, search),
@@ -227,27 +193,6 @@ fn batch_size(batch: Option<usize>, budget: Budget, search: &SearchConfig) -> us
     batch.unwrap_or(match budget {
         Budget::Time(_) => TIMED_BATCH,
         Budget::Simulations(_) => search.batch_size,
-    })
-}
-
-/// A classical player's name in specs.
-fn style_name(style: Style) -> &'static str {
-    match style {
-        Style::AlphaBeta => "alphabeta",
-        Style::Classic => "classic",
-    }
-}
-
-/// `NAME:D` (depth in pushes, 1..=32) or `NAME:MSms`, for `alphabeta` and `classic`.
-fn parse_limit(text: &str, name: &str) -> Result<Limit> {
-    let arg = &text[name.len() + 1..];
-    let limit = match arg.strip_suffix("ms").map(str::parse::<u64>) {
-        Some(Ok(ms)) if ms > 0 => Some(Limit::Time(Duration::from_millis(ms))),
-        Some(_) => None,
-        None => arg.parse::<u32>().ok().filter(|d| (1..=32).contains(d)).map(Limit::Depth),
-    };
-    limit.with_context(|| {
-        format!("player '{text}': expected {name}:D with D a depth from 1 to 32, or {name}:MSms with MS > 0")
     })
 }
 
@@ -511,22 +456,31 @@ mod tests {
     #[test]
     fn specs_parse_and_bad_ones_are_named() {
         let sims = Budget::Simulations(64);
-        assert_eq!(PlayerSpec::parse("random", sims).unwrap(), PlayerSpec::Random);
-        assert_eq!(PlayerSpec::parse("uct:1000", sims).unwrap(), PlayerSpec::Uct { playouts: 1000 });
+        assert_eq!(PlayerSpec::parse("random", sims).unwrap(), PlayerSpec::Baseline(Baseline::Random));
+        assert_eq!(
+            PlayerSpec::parse("uct:1000", sims).unwrap(),
+            PlayerSpec::Baseline(Baseline::Uct { playouts: 1000 })
+        );
         assert_eq!(
             PlayerSpec::parse("alphabeta:3", sims).unwrap(),
-            PlayerSpec::AlphaBeta { style: Style::AlphaBeta, limit: Limit::Depth(3) }
+            PlayerSpec::Baseline(Baseline::AlphaBeta { style: Style::AlphaBeta, limit: Limit::Depth(3) })
         );
         let timed = PlayerSpec::parse("alphabeta:250ms", sims).unwrap();
         assert_eq!(
             timed,
-            PlayerSpec::AlphaBeta { style: Style::AlphaBeta, limit: Limit::Time(Duration::from_millis(250)) }
+            PlayerSpec::Baseline(Baseline::AlphaBeta {
+                style: Style::AlphaBeta,
+                limit: Limit::Time(Duration::from_millis(250))
+            })
         );
         assert_eq!(timed.name(), "alphabeta:250ms");
         let classic = PlayerSpec::parse("classic:2500ms", sims).unwrap();
         assert_eq!(
             classic,
-            PlayerSpec::AlphaBeta { style: Style::Classic, limit: Limit::Time(Duration::from_millis(2500)) }
+            PlayerSpec::Baseline(Baseline::AlphaBeta {
+                style: Style::Classic,
+                limit: Limit::Time(Duration::from_millis(2500))
+            })
         );
         assert_eq!(classic.name(), "classic:2500ms");
         assert_eq!(PlayerSpec::parse("classic:4", sims).unwrap().name(), "classic:4");

@@ -3,6 +3,7 @@
 //! random playouts, classical alpha-beta search: `alphabeta` and `classic`).
 
 pub mod alphabeta;
+mod baseline;
 mod patterns;
 mod uct;
 
@@ -13,6 +14,7 @@ use rand::SeedableRng;
 use crate::rules::{Action, Color, Phase, Position, Variant};
 use crate::search::Analysis;
 pub use alphabeta::{AlphaBeta, Clock, Limit, Style};
+pub use baseline::{Baseline, BaselineError, MAX_DEPTH, MAX_MILLIS, MAX_UCT_PLAYOUTS};
 pub use uct::Uct;
 
 /// Plays one game of uniformly random legal actions of `variant`, cut at

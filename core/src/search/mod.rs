@@ -18,6 +18,11 @@ use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
 pub use analysis::{Analysis, Candidate};
+
+/// The most simulations one search may be asked for (a self-play decision,
+/// an analysis, the web board's and the Python package's searches), so
+/// that no request can take a machine's memory.
+pub const MAX_SIMULATIONS: u32 = 100_000;
 pub use batched::{BatchError, Batched, InvalidRoot, NotFinite, Root, Search, Searching};
 pub use evaluation::{softmax, ConstantForward, Evaluation, Evaluator, Forward, UniformEvaluator};
 use gumbel::{sigma, GumbelRoot};

@@ -31,24 +31,20 @@
 //!   with the root's value for the player to act and the most visited first.
 
 use gipf_core::encoding::{action_at, ENCODING_VERSION, NUM_ACTIONS};
-use gipf_core::players::{AlphaBeta, GreedyPlayer, Limit, Player, RandomPlayer, Uct};
+use gipf_core::players::{Baseline, Limit};
 use gipf_core::rules::{Action, Cell, Position, Setup, StateJson, Variant};
-use gipf_core::search::{Batched, Root, Search, SearchConfig};
-use rand::SeedableRng;
+use gipf_core::search::{Batched, Root, Search, SearchConfig, MAX_SIMULATIONS};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// Floats per position in the output buffer: the logits, then the value.
 pub const OUTPUT_SIZE: usize = NUM_ACTIONS + 1;
 
-/// The bounds of a request's numbers, so that no request can exhaust the
-/// page's memory or hang it: simulations of `think` (as a config's
-/// `selfplay.simulations`; its search settings are checked as a config's),
-/// the playouts of `uct:N` and the depth of `alphabeta:D` and `classic:D`
-/// (depth 5 already takes seconds in a browser).
-pub const MAX_SIMULATIONS: u32 = 100_000;
-pub const MAX_UCT_PLAYOUTS: u32 = 100_000;
-pub const MAX_ALPHABETA_DEPTH: u32 = 5;
+/// The deepest the page lets `alphabeta:D` and `classic:D` search (depth 5
+/// already takes seconds in a browser); the other bounds of a request are
+/// the core's: [`MAX_SIMULATIONS`] for `think` (its search settings checked
+/// as a config's) and the baselines' ([`Baseline::parse`]).
+pub const MAX_PAGE_DEPTH: u32 = 5;
 
 #[derive(Deserialize)]
 #[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
@@ -184,27 +180,21 @@ impl Session {
         if self.pos.is_over() {
             return Err("the game is over".into());
         }
-        let number = |prefix: &str, max: u32| {
-            spec.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()).filter(|n| (1..=max).contains(n))
+        let baseline = match Baseline::parse(spec) {
+            Some(parsed) => parsed.map_err(|e| e.to_string())?,
+            None => return Err(format!("{spec}: players are random, greedy, uct:N, alphabeta:D and classic:D")),
         };
-        let mut player: Box<dyn Player> = match spec {
-            "random" => Box::new(RandomPlayer::new(seed)),
-            "greedy" => Box::new(GreedyPlayer::new(seed)),
-            _ if spec.starts_with("uct:") => match number("uct:", MAX_UCT_PLAYOUTS) {
-                Some(n) => Box::new(Uct::new(n, rand::rngs::SmallRng::seed_from_u64(seed))),
-                None => return Err(format!("{spec}: expected uct:N with N from 1 to {MAX_UCT_PLAYOUTS}")),
-            },
-            _ if spec.starts_with("alphabeta:") => match number("alphabeta:", MAX_ALPHABETA_DEPTH) {
-                // A depth limit reads no clock.
-                Some(d) => Box::new(AlphaBeta::new(Limit::Depth(d), || std::time::Duration::ZERO)),
-                None => return Err(format!("{spec}: expected alphabeta:D with D from 1 to {MAX_ALPHABETA_DEPTH}")),
-            },
-            _ if spec.starts_with("classic:") => match number("classic:", MAX_ALPHABETA_DEPTH) {
-                Some(d) => Box::new(AlphaBeta::classic(Limit::Depth(d), || std::time::Duration::ZERO)),
-                None => return Err(format!("{spec}: expected classic:D with D from 1 to {MAX_ALPHABETA_DEPTH}")),
-            },
-            _ => return Err(format!("{spec}: players are random, greedy, uct:N, alphabeta:D and classic:D")),
-        };
+        match baseline {
+            Baseline::AlphaBeta { limit: Limit::Time(_), .. } => {
+                return Err(format!("{spec}: the page searches to a depth (alphabeta:D, classic:D), not for a time"))
+            }
+            Baseline::AlphaBeta { limit: Limit::Depth(d), .. } if d > MAX_PAGE_DEPTH => {
+                return Err(format!("{spec}: the page searches to a depth of at most {MAX_PAGE_DEPTH}"))
+            }
+            _ => {}
+        }
+        // A depth limit reads no clock.
+        let mut player = baseline.build(seed, || std::time::Duration::ZERO);
         player.new_game(seed);
         player.choose(&self.pos).map_err(|e| e.to_string())
     }
@@ -421,9 +411,17 @@ mod tests {
             let action = answer["action"].as_str().unwrap_or_else(|| panic!("{player}: {answer}"));
             assert!(ask(&mut s, json!({"cmd": "state"}))["legal"].as_array().unwrap().contains(&json!(action)));
         }
-        for bad in
-            ["alphabeta:0", "alphabeta:6", "alphabeta:32", "classic:0", "classic:6", "uct:x", "uct:100001", "minimax"]
-        {
+        for bad in [
+            "alphabeta:0",
+            "alphabeta:6",
+            "alphabeta:32",
+            "classic:0",
+            "classic:6",
+            "classic:250ms",
+            "uct:x",
+            "uct:100001",
+            "minimax",
+        ] {
             assert!(ask(&mut s, json!({"cmd": "baseline", "player": bad, "seed": 1}))["error"].is_string(), "{bad}");
         }
     }
