@@ -6,7 +6,7 @@
 
 use anyhow::Result;
 
-use super::{opening, MatchOptions, MatchReport, Tally};
+use super::{pairing, MatchOptions, MatchReport, Tally};
 use crate::net::Network;
 use crate::rules::{Color, Position};
 use crate::search::{Batched, Root, Search, SearchConfig, Searching};
@@ -76,19 +76,14 @@ pub fn network_match(
     let mut total_length = 0u64;
     loop {
         while games.len() < parallel.max(1) && next < options.games {
-            let pos = opening(options.variant, options.opening_actions, options.seed, next / 2);
-            let a_color = if next.is_multiple_of(2) { Color::White } else { Color::Black };
+            let (pos, a_color) = pairing(options, next);
             let mut game = Game { actions: options.opening_actions, a_color, search: Search::new(pos, 0) };
             game.decide(simulations, max_actions, search);
             games.push(game);
             next += 1;
         }
         for game in games.take_if(|g| g.is_over(max_actions))? {
-            match game.position().outcome().map(|o| o.winner == game.a_color) {
-                Some(true) => tally.wins += 1,
-                Some(false) => tally.losses += 1,
-                None => tally.draws += 1,
-            }
+            tally.add(game.position().outcome().map(|o| o.winner == game.a_color));
             total_length += game.actions as u64;
         }
         if games.is_empty() {

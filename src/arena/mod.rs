@@ -84,6 +84,14 @@ impl ThinkTime {
     }
 }
 
+/// Game `game` of a match: where it starts and A's colour. Games 2k and
+/// 2k + 1 start from the same opening, A white in the first, black in the
+/// second, so that neither the opening nor the first move favours a side.
+pub fn pairing(options: &MatchOptions, game: u32) -> (Position, Color) {
+    let start = opening(options.variant, options.opening_actions, options.seed, game / 2);
+    (start, if game.is_multiple_of(2) { Color::White } else { Color::Black })
+}
+
 /// The opening of game pair `pair`: `n` random actions from the start.
 pub fn opening(variant: Variant, n: u32, seed: u64, pair: u32) -> Position {
     let mut rng = SmallRng::seed_from_u64(seed ^ (pair as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -162,8 +170,7 @@ pub fn play_match(
                     if game >= options.games {
                         break;
                     }
-                    let start = opening(options.variant, options.opening_actions, options.seed, game / 2);
-                    let a_color = if game % 2 == 0 { Color::White } else { Color::Black };
+                    let (start, a_color) = pairing(options, game);
                     let game_seed = options.seed ^ (game as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
                     pa.new_game(game_seed);
                     pb.new_game(game_seed.rotate_left(32));
@@ -198,11 +205,7 @@ pub fn play_match(
             };
             think[0].merge(&game_think[0]);
             think[1].merge(&game_think[1]);
-            match a_won {
-                Some(true) => tally.wins += 1,
-                Some(false) => tally.losses += 1,
-                None => tally.draws += 1,
-            }
+            tally.add(a_won);
             total_length += length as u64;
             on_game(&tally);
             // The first verdict stands; games already in flight still count in the tally.
@@ -277,8 +280,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.tally.games(), 6);
-        assert_eq!(opening(Variant::Standard, 3, 1, 4), opening(Variant::Standard, 3, 1, 4));
-        assert_ne!(opening(Variant::Standard, 3, 1, 4), opening(Variant::Standard, 3, 1, 5));
+        let options = options(6);
+        for pair in 0..3 {
+            let ((first, a_first), (second, a_second)) = (pairing(&options, 2 * pair), pairing(&options, 2 * pair + 1));
+            assert_eq!(first, second, "pair {pair} shares its opening");
+            assert_eq!((a_first, a_second), (Color::White, Color::Black), "pair {pair} swaps colours");
+            assert_ne!(first, pairing(&options, 2 * pair + 2).0, "the next pair opens otherwise");
+        }
     }
 
     /// UCT beats random clearly, and the SPRT stops the match early.

@@ -18,6 +18,15 @@ const Z95: f64 = 1.959964;
 pub const MAX_MATCH_GAMES: u32 = 1_000_000;
 
 impl Tally {
+    /// Counts a game: A won (`Some(true)`), lost, or drew (`None`).
+    pub fn add(&mut self, a_won: Option<bool>) {
+        match a_won {
+            Some(true) => self.wins += 1,
+            Some(false) => self.losses += 1,
+            None => self.draws += 1,
+        }
+    }
+
     /// The games of both tallies together (saturating: recorded tallies are
     /// bounded where they are read, see [`Tally::check`]).
     pub fn plus(&self, other: &Tally) -> Tally {
