@@ -10,7 +10,7 @@ use tch::Device;
 use super::batched::network_match;
 use super::ratings::{read_matches, write_lines, MatchRecord};
 use super::{MatchOptions, Tally};
-use crate::checkpoint::{best_checkpoint, load_checkpoint, newest_checkpoint, set_best_checkpoint};
+use crate::checkpoint::{best_checkpoint, load_for_play, newest_checkpoint, set_best_checkpoint};
 use crate::config::{Config, GateConfig};
 use crate::players::Budget;
 
@@ -69,10 +69,8 @@ pub fn gate(
         inference: config.play.inference(),
         search: config.search,
     };
-    let (mut a, _) = load_checkpoint(candidate, device)?;
-    let (mut b, _) = load_checkpoint(&best, device)?;
-    a.prepare_for_play(options.inference)?;
-    b.prepare_for_play(options.inference)?;
+    let (mut a, _) = load_for_play(candidate, device, options.inference)?;
+    let (mut b, _) = load_for_play(&best, device, options.inference)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)
         .build()

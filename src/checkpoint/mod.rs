@@ -255,6 +255,18 @@ pub fn load_checkpoint(weights: &Path, device: Device) -> Result<(Network, Check
     Ok((network, meta))
 }
 
+/// Loads a checkpoint's network ready for play: its batch norms folded,
+/// its forward passes as `inference` says (see [`Network::prepare_for_play`]).
+pub fn load_for_play(
+    weights: &Path,
+    device: Device,
+    inference: crate::net::Inference,
+) -> Result<(Network, CheckpointMeta)> {
+    let (mut network, meta) = load_checkpoint(weights, device)?;
+    network.prepare_for_play(inference)?;
+    Ok((network, meta))
+}
+
 /// The newest checkpoint in `dir` by step, or `None` when there is none yet.
 pub fn newest_checkpoint(dir: &Path) -> Result<Option<PathBuf>> {
     Ok(checkpoints_newest_first(dir)?.into_iter().next())

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use tch::Device;
 
-use crate::checkpoint::load_checkpoint;
+use crate::checkpoint::load_for_play;
 use crate::net::{Backend, Inference, Precision};
 use crate::rules::{Action, Position, Variant};
 use crate::search::{Analysis, SearchConfig, Tree};
@@ -305,8 +305,7 @@ impl NetworkPlayer {
         keep_tree: bool,
         search: &SearchConfig,
     ) -> Result<NetworkPlayer> {
-        let (mut network, meta) = load_checkpoint(weights, device)?;
-        network.prepare_for_play(inference)?;
+        let (network, meta) = load_for_play(weights, device, inference)?;
         let variant = meta.variant().ok();
         Ok(NetworkPlayer { network, budget, keep_tree, search: *search, tree: None, variant })
     }
