@@ -182,8 +182,14 @@ mod tests {
         };
         let card = ModelCard::new("step-00000003", &meta).unwrap();
         assert_eq!(card.actions.len(), NUM_ACTIONS);
-        assert_eq!(card.actions[0].parse::<crate::rules::Action>().unwrap(), action_at(0));
+        for (i, action) in card.actions.iter().enumerate() {
+            assert_eq!(action.parse::<crate::rules::Action>().unwrap(), action_at(i), "index {i}: {action}");
+        }
         assert_eq!(card.point_cells.len(), 37);
+        for (name, cell) in &card.point_cells {
+            let point = name.parse::<crate::rules::Cell>().unwrap().point().unwrap();
+            assert_eq!(*cell, grid_cell(point), "{name}");
+        }
         let mut cells: Vec<usize> = card.point_cells.iter().map(|&(_, c)| c).collect();
         cells.sort();
         cells.dedup();

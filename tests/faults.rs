@@ -65,6 +65,12 @@ fn snapshot(run: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
     (checkpoints, files.into_iter().map(|f| f.name).collect())
 }
 
+/// The step of the newest checkpoint (`step-00000123.safetensors`), if any.
+fn newest_step(checkpoints: &BTreeSet<String>) -> Option<u64> {
+    let step = |n: &String| n.strip_prefix("step-")?.strip_suffix(".safetensors")?.parse().ok();
+    checkpoints.iter().filter_map(step).max()
+}
+
 #[test]
 fn the_loop_survives_kill_9_at_random_moments() {
     let kills: usize = std::env::var("FAULT_KILLS").ok().and_then(|n| n.parse().ok()).unwrap_or(3);
@@ -92,7 +98,8 @@ fn the_loop_survives_kill_9_at_random_moments() {
         .unwrap()
         .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".damaged-"));
     assert_eq!(set_aside.count(), 0, "no checkpoint was damaged");
-    assert!(final_checkpoints.len() > checkpoints.len().min(1), "training went on");
+    let (before, after) = (newest_step(&checkpoints), newest_step(&final_checkpoints));
+    assert!(after > before, "training went on: newest step {after:?}, {before:?} before the last run");
     println!(
         "{kills} kills survived: {} checkpoints and {} games kept, none lost or damaged",
         final_checkpoints.len(),

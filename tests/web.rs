@@ -135,7 +135,10 @@ fn the_web_board_plays_in_a_browser_as_the_native_engine() {
     let bar: f64 = shown["bar"].as_str().unwrap().trim_end_matches('%').parse().unwrap();
     assert!((0.0..=100.0).contains(&bar) && shown["plotted"].as_u64().unwrap() >= 1, "{game}");
     assert!(game["values"].as_u64().unwrap() > shown["plotted"].as_u64().unwrap(), "a value per model move: {game}");
-    for refused in report["illegal"].as_array().unwrap() {
+    // The script's two illegal clicks: e5, then a1 and e5.
+    let illegal = report["illegal"].as_array().unwrap();
+    assert_eq!(illegal.len(), 2, "every illegal click reported: {illegal:?}");
+    for refused in illegal {
         assert_eq!(refused["moves"], 0, "nothing played: {refused}");
         assert!(!refused["message"].as_str().unwrap().is_empty(), "a visible message: {refused}");
     }
@@ -153,6 +156,7 @@ fn the_web_board_plays_in_a_browser_as_the_native_engine() {
     assert_eq!(removal["legal"], json!(["xc2,c3,c4,c5", "xc2,c4,c5"]));
     assert_eq!(removal["board"], json!({"c3": "W", "e5": "B", "f5": "B"}), "the GIPF piece kept: {removal}");
     assert_eq!(removal["reserve"]["white"], 14, "the three others back in reserve");
+    assert_eq!(removal["gipf_pieces_shown"], 3, "c3, e5 and f5 drawn as GIPF pieces: {removal}");
 
     // Parity: the same outputs, the same choices, and the speed of each
     // (on one thread, as the page's).
@@ -168,7 +172,9 @@ fn the_web_board_plays_in_a_browser_as_the_native_engine() {
     )
     .unwrap();
     let (mut browser_seconds, mut native_seconds) = (0.0, 0.0);
-    for (i, ((actions, pos), answer)) in cases.iter().zip(report["parity"].as_array().unwrap()).enumerate() {
+    let parity = report["parity"].as_array().unwrap();
+    assert_eq!(parity.len(), cases.len(), "an answer for every position");
+    for (i, ((actions, pos), answer)) in cases.iter().zip(parity).enumerate() {
         assert!(answer["error"].is_null(), "position {i}: {answer}");
         let (logits, values) = network.infer(&planes[i], 1);
         let outputs: Vec<f64> = answer["outputs"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();

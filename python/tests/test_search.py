@@ -27,10 +27,11 @@ def test_every_game_gets_its_simulations():
 
 
 def test_the_searches_repeat_with_their_seed():
-    def run():
-        return gipf.search([gipf.Game(), gipf.Game()], 30, uniform, seed=7, root="gumbel", candidates=4)
+    def run(seed):
+        return gipf.search([gipf.Game(), gipf.Game()], 30, uniform, seed=seed, root="gumbel", candidates=4)
 
-    assert run() == run()
+    assert run(7) == run(7)
+    assert run(8) != run(7), "another seed samples other candidates"
 
 
 def test_a_network_that_prefers_an_action_gets_it_searched():

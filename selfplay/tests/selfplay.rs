@@ -77,6 +77,7 @@ fn check_games(games: &[GameFile], config: &Config) {
             }
             pos.play(action).unwrap();
         }
+        assert!(samples.next().is_none(), "every sample was at a ply of the game and checked");
         match game.result.reason {
             EndReason::PlyCap => assert_eq!(game.actions.len(), config.game.max_actions as usize),
             _ => assert_eq!(pos.outcome().map(|o| o.winner), game.result.winner),

@@ -608,8 +608,11 @@ mod tests {
                 .collect();
             threads.into_iter().map(|t| t.join().unwrap()).collect()
         });
-        for (i, nets) in built.iter().enumerate().filter(|(i, _)| i % 2 == 0) {
-            assert!(nets.iter().all(|w| *w == alone), "thread {i}: other weights from the same seed");
+        for (i, nets) in built.iter().enumerate() {
+            match i % 2 {
+                0 => assert!(nets.iter().all(|w| *w == alone), "thread {i}: other weights from the same seed"),
+                _ => assert!(nets.iter().all(|w| *w != alone), "thread {i}: the same weights from another seed"),
+            }
         }
     }
 

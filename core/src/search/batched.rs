@@ -419,8 +419,13 @@ mod tests {
         search.tree_mut().run(&mut UniformEvaluator, 200, &config).unwrap();
         search.advance(search.tree().best_action().unwrap()).unwrap();
         assert!(search.tree().root_expanded(), "the root was reused");
+        let priors = |s: &Search| s.tree.children(s.tree.root).iter().map(|e| e.prior).collect::<Vec<_>>();
+        let before = priors(&search);
         search.start(400, noise, &config).unwrap();
         assert!(search.prepared, "its noise came before the first batch");
+        let after = priors(&search);
+        assert_ne!(after, before, "the noise is in the root's priors");
+        assert!((after.iter().sum::<f32>() - 1.0).abs() < 1e-5, "still a distribution: {after:?}");
     }
 
     /// Outputs that are not finite, or of another size than the batch's,
