@@ -21,6 +21,9 @@ RUSTC_WORKSPACE_WRAPPER=clippy-driver
 CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
 cargo build --workspace --all-targets --locked --profile test
+# The crates' documentation builds without warnings (no broken link, none
+# from public documentation to a private item).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 # The web board's static files, for its browser tests (the core built for
 # wasm32-unknown-unknown, onnxruntime-web; Chromium for the tests), and its
 # exports' lints.

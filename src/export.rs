@@ -1,5 +1,5 @@
 //! Export of a checkpoint for other front-ends: a TorchScript module traced
-//! with tch, an ONNX model ([`crate::net::onnx`]), the safetensors weights,
+//! with tch, an ONNX model ([`crate::net::Network::onnx_model`]), the safetensors weights,
 //! and a model card (JSON) describing the input planes, the action indices
 //! and the output.
 //!
@@ -118,7 +118,7 @@ fn onnx_error(network: &Network, model: &[u8]) -> Result<Option<f32>> {
 }
 
 /// What [`export`] wrote, and how close the ONNX model is to the network
-/// (see [`onnx_error`]).
+/// (see `onnx_error`).
 pub struct Exported {
     pub files: Vec<PathBuf>,
     pub onnx_error: Option<f32>,

@@ -45,7 +45,7 @@ pub struct Targets {
     /// The search's root value's share in a searched position's value target.
     pub root_value_share: f32,
     /// λ of that share's return over the later searched positions (0: the
-    /// position's own root value), see [`root_value_returns`].
+    /// position's own root value), see `root_value_returns`.
     pub root_value_lambda: f32,
 }
 

@@ -10,7 +10,7 @@
 //! | `position JSON` | `ok` (the position JSON of `docs/rules.md`, on one line) |
 //! | `play ACTION...` | `ok` (all actions played, or none if one is illegal) |
 //! | `go` | `action ACTION` (the engine's action for the player to act, also played) |
-//! | `analyse JSON` | the search's view of a position, as one JSON line (see [`analysis`]) |
+//! | `analyse JSON` | the search's view of a position, as one JSON line (see `engine/analysis.rs`) |
 //! | `undo` | `ok` (takes back the last action played) |
 //! | `legal` | `legal ACTION...` (sorted) |
 //! | `state` | the `gipf rules --json` state object, on one line |

@@ -14,7 +14,7 @@ use crate::search::Forward;
 
 mod folded;
 mod grow;
-pub mod onnx;
+pub(crate) mod onnx;
 pub mod onnxruntime;
 use folded::FoldedNet;
 pub use folded::FORWARD;
@@ -432,7 +432,8 @@ impl Network {
         Ok(())
     }
 
-    /// The network as an ONNX model ([`onnx`]): its current weights in
+    /// The network as an ONNX model (input `planes`, `[N, 19, 7, 7]`;
+    /// output `policy_value`, `[N, NUM_ACTIONS + 1]`): its current weights in
     /// fp32, each batch norm folded into the convolution before it.
     pub fn onnx_model(&self) -> Vec<u8> {
         onnx::model(&FoldedNet::new(&self.net, Kind::Float))

@@ -1,4 +1,4 @@
-//! The folded network (see [`super::folded`]) written as an ONNX model: the
+//! The folded network (the layers of `folded.rs`) written as an ONNX model: the
 //! graph ONNX Runtime runs at play and the `model.onnx` that `gipf export`
 //! gives other front-ends. Input `planes`, `[N, 19, 7, 7]` float32; output
 //! `policy_value`, `[N, NUM_ACTIONS + 1]`: the policy logits over the action
@@ -211,8 +211,8 @@ impl Graph {
 }
 
 /// The ONNX model of `net`, serialised: the same function as
-/// [`FoldedNet::forward`], with its two outputs joined.
-pub fn model(net: &FoldedNet) -> Vec<u8> {
+/// `FoldedNet::forward`, with its two outputs joined.
+pub(crate) fn model(net: &FoldedNet) -> Vec<u8> {
     let mut g = Graph::default();
     let mut x = g.conv("stem", INPUT, &net.stem);
     x = g.relu(&x);

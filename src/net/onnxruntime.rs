@@ -1,5 +1,5 @@
 //! Forward passes on ONNX Runtime, for play on a CPU in fp32: the folded
-//! network written as an ONNX model ([`super::onnx`]) and run by the
+//! network written as an ONNX model ([`super::Network::onnx_model`]) and run by the
 //! library that `scripts/setup-torch.sh` installs with the `onnxruntime`
 //! wheel, loaded when first needed. Training stays on LibTorch.
 
@@ -75,7 +75,7 @@ impl OnnxNet {
         OnnxNet::from_model(&super::onnx::model(net), threads)
     }
 
-    /// A session of an ONNX model of [`super::onnx`]'s inputs and outputs.
+    /// A session of an ONNX model with [`super::Network::onnx_model`]'s inputs and outputs.
     pub fn from_model(model: &[u8], threads: usize) -> Result<OnnxNet> {
         let session = Session::builder(environment()?)
             .map_err(refused)?

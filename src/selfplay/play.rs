@@ -25,7 +25,7 @@ use crate::store::Store;
 /// How often [`run`] logs a status line.
 const STATUS_EVERY: Duration = Duration::from_secs(60);
 
-/// What [`run`] is asked to do; [`PlayOptions::new`] gives the defaults.
+/// What [`play`] is asked to do; [`PlayOptions::new`] gives the defaults.
 #[derive(Clone)]
 pub struct PlayOptions {
     pub config: Config,
@@ -80,7 +80,7 @@ impl PlayOptions {
     }
 }
 
-/// What [`run`] did.
+/// What [`play`] did.
 #[derive(Clone, Copy, Debug)]
 pub struct PlayReport {
     pub stats: Stats,
