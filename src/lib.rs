@@ -23,6 +23,7 @@ pub mod layout;
 pub mod lease;
 pub mod model_source;
 pub mod progress;
+pub mod report;
 pub mod review;
 pub mod selfplay;
 pub mod serve;

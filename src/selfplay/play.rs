@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::report::Progress;
 use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use tch::Device;
 
 use super::{ConstantForward, Forward, Generator, Stats};
@@ -444,26 +444,18 @@ impl RawProbe {
 /// output is rarely a terminal).
 struct Reporter {
     progress: bool,
-    bar: ProgressBar,
+    bar: Progress,
     last_status: Instant,
 }
 
 impl Reporter {
     fn new(progress: bool, games: Option<u64>) -> Reporter {
-        let bar = match (progress, games) {
-            (false, _) => ProgressBar::hidden(),
-            (true, Some(n)) => ProgressBar::new(n),
-            (true, None) => ProgressBar::new_spinner(),
-        };
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos}/{len} games {msg}")
-                .expect("valid progress template"),
-        );
+        let bar = if progress { Progress::counting(games, "games", None) } else { Progress::hidden() };
         Reporter { progress, bar, last_status: Instant::now() }
     }
 
     fn step(&mut self, finished: u64, generator: &Generator, shards: u64, model: &str, seconds: f64) {
-        self.bar.inc(finished);
+        self.bar.add(finished);
         let (s, secs) = (generator.stats, seconds.max(1e-9));
         if self.progress && self.last_status.elapsed() >= STATUS_EVERY {
             tracing::info!(
@@ -476,7 +468,7 @@ impl Reporter {
             );
             self.last_status = Instant::now();
         }
-        self.bar.set_message(format!(
+        self.bar.message(format!(
             "| {:.0} actions/s | {:.0} evals/s | mean length {:.1} | {}",
             s.actions as f64 / secs,
             s.evaluations as f64 / secs,

@@ -53,7 +53,7 @@ pub fn train_steps(
     games: GamesSource,
     steps: u64,
     rng: &mut impl Rng,
-    bar: &indicatif::ProgressBar,
+    bar: &crate::report::Progress,
 ) -> Result<Trained> {
     let config = trainer.config.clone();
     // LibTorch keeps this per thread; `gipf loop` may play on this one in turn.
@@ -96,7 +96,7 @@ pub fn train_steps(
             let rate = (steps * batch_size as u64) as f64 / start.elapsed().as_secs_f64();
             start = Instant::now();
             done += interval.finite_steps;
-            bar.inc(steps);
+            bar.add(steps);
             report_interval(trainer, logs, &interval, rate, window.len(), bar)?;
             if stopping {
                 break;
@@ -118,7 +118,7 @@ fn report_interval(
     interval: &Interval,
     rate: f64,
     window: usize,
-    bar: &indicatif::ProgressBar,
+    bar: &crate::report::Progress,
 ) -> Result<()> {
     if interval.skipped_steps > 0 {
         let (policy, value) = interval.newest_losses;
@@ -136,7 +136,7 @@ fn report_interval(
     if let Some(stats) = interval.stats {
         let stats = StepStats { learning_rate: trainer.learning_rate(), ..stats };
         logs.step(trainer.step, &stats, rate, window);
-        bar.set_message(format!(
+        bar.message(format!(
             "step {} | policy {:.3} | value {:.3} | {rate:.0} samples/s",
             trainer.step, stats.policy_loss, stats.value_loss
         ));

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::report::Progress;
 use anyhow::{anyhow, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use tch::Device;
@@ -31,12 +31,6 @@ use crate::store::{Store, Superseded};
 fn self_play_seed(seed: u64, stream: u64) -> u64 {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     seed.wrapping_mul(1_000_003) ^ now ^ stream.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-}
-
-fn bar(len: Option<u64>) -> ProgressBar {
-    let bar = len.map_or_else(ProgressBar::new_spinner, ProgressBar::new);
-    bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos} steps {msg}").expect("template"));
-    bar
 }
 
 /// How a trainer starts: its device, its seed, and for a new run the model
@@ -180,8 +174,8 @@ fn train_beside_self_play(
 ) -> Result<()> {
     let mut window = trainer.window();
     let mut rng = SmallRng::seed_from_u64(seed);
-    let bar = bar(total_steps);
-    bar.set_position(trainer.step);
+    let bar = Progress::counting(total_steps, "steps", None);
+    bar.start_at(trainer.step);
     let started = Instant::now();
     let mut idle = Duration::ZERO;
     let mut unsaved = 0;
@@ -298,7 +292,7 @@ pub fn training_loop(
             seconds = format!("{:.0}", t.elapsed().as_secs_f64()),
             "self-play done"
         );
-        let bar = bar(Some(config.train.steps_per_generation));
+        let bar = Progress::counting(Some(config.train.steps_per_generation), "steps", None);
         let trained = train_steps(
             &mut trainer,
             &mut window,
@@ -308,7 +302,7 @@ pub fn training_loop(
             &mut rng,
             &bar,
         )?;
-        bar.finish_and_clear();
+        bar.clear();
         match trained.wait {
             Some(wait @ Wait::Samples { .. }) => tracing::info!("no training yet: {wait}"),
             Some(wait @ Wait::Reuse { .. }) => {

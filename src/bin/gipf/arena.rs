@@ -14,7 +14,7 @@ use gipf::players::{budget_from_options, Budget, PlayerSpec};
 use gipf::rules::Variant;
 use gipf::train::RunDir;
 
-use crate::report::Progress;
+use gipf::report::Progress;
 
 /// Settings shared by matches and ratings.
 #[derive(clap::Args)]
@@ -139,11 +139,11 @@ pub fn run(args: Args) -> Result<()> {
     };
     println!("A = {}, B = {}", a.name(), b.name());
     // Off a terminal (a gate's log): a line every 10 games.
-    let progress = Progress::counting(options.games as u64, "games", 10);
+    let progress = Progress::counting(Some(options.games as u64), "games", Some(10));
     let report = play_match(&a, &b, &options, &mut |t| {
         progress.set(t.games() as u64, format!("A {}-{}-{} ({:.0}%)", t.wins, t.losses, t.draws, 100.0 * t.score()));
     })?;
-    progress.finish();
+    progress.clear();
     println!("{}", summary(&report.tally));
     println!("mean game length {:.1} actions", report.mean_length);
     for (side, think) in ["A", "B"].iter().zip(report.think) {
@@ -242,7 +242,7 @@ pub fn ratings(args: RatingsArgs) -> Result<()> {
     let progress = Progress::stages();
     if let Some(models) = &args.lineage {
         let ratings = rate_lineage(models, &options, &mut |what| progress.stage(what))?;
-        progress.finish();
+        progress.clear();
         return print_ratings(&ratings, &models.join("arena"));
     }
     let run = RunDir::open(&args.run)?;
@@ -263,7 +263,7 @@ pub fn ratings(args: RatingsArgs) -> Result<()> {
             store.put(&format!("arena/{name}"), bytes)?;
         }
     }
-    progress.finish();
+    progress.clear();
     print_ratings(&ratings, &run.root.join("arena"))?;
     if let Some(store) = &run.store {
         println!("and {}", ARENA_FILES.map(|name| store.url(&format!("arena/{name}"))).join(", "));

@@ -8,7 +8,6 @@ mod export;
 mod info;
 mod looping;
 mod play;
-mod report;
 mod serve;
 mod tune;
 
