@@ -12,13 +12,16 @@ TORCH_VERSION="${TORCH_VERSION:-2.13.0}"
 cached_venv "torch-$TORCH_VERSION" "; about 3 GB to download" "torch==$TORCH_VERSION" tensorboard
 # ONNX Runtime: its library runs play's fp32 forward passes on a CPU, its
 # Python module checks exported models in the tests.
-if [ ! -f "$VENV/.export-tools" ]; then
-    "$VENV/bin/python" -m pip install --quiet onnxruntime >&2
-    touch "$VENV/.export-tools"
+ORT_VERSION=1.32.0
+if [ ! -f "$VENV/.onnxruntime-$ORT_VERSION" ]; then
+    "$VENV/bin/python" -m pip install --quiet "onnxruntime==$ORT_VERSION" >&2
+    touch "$VENV/.onnxruntime-$ORT_VERSION"
 fi
 TORCH_DIR="$("$VENV/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))')"
-ORT_LIB="$(ls "$VENV"/lib/python3*/site-packages/onnxruntime/capi/libonnxruntime.so.* | head -1)"
-if [ "$(readlink .onnxruntime 2>/dev/null)" != "$ORT_LIB" ]; then
+ORT_LIB="$(ls "$VENV"/lib/python3*/site-packages/onnxruntime/capi/libonnxruntime.so.* 2>/dev/null | head -1 || true)"
+if [ -z "$ORT_LIB" ]; then
+    echo "setup-torch.sh: the onnxruntime wheel holds no libonnxruntime.so: play runs on LibTorch" >&2
+elif [ "$(readlink .onnxruntime 2>/dev/null)" != "$ORT_LIB" ]; then
     ln -sfn "$ORT_LIB" .onnxruntime
 fi
 if [ "$(readlink .torch 2>/dev/null)" != "$TORCH_DIR" ]; then

@@ -38,7 +38,6 @@ pub struct PlayConfig {
     /// The library of the forward passes: `auto` (ONNX Runtime for fp32 on
     /// a CPU where its library loads, else LibTorch), `libtorch` or
     /// `onnxruntime` (fp32 on the CPU only).
-    #[serde(default)]
     pub backend: crate::net::Backend,
     /// LibTorch's intra-op threads, and ONNX Runtime's (1 is best on small
     /// CPUs).
@@ -567,8 +566,8 @@ mod tests {
             Float(f) => vec![Float(f * 0.5), Float(f + 0.5), Float(f + 0.01)],
             String(s) if s == "standard" => vec![String("basic".into())],
             String(s) if s == "fp32" => vec![String("bf16".into())],
-            // A precision or a device list.
-            String(s) if s == "auto" => vec![String("fp32".into()), String("cpu".into())],
+            // A precision, a backend or a device list.
+            String(s) if s == "auto" => vec![String("fp32".into()), String("libtorch".into()), String("cpu".into())],
             String(_) => vec![String("fp32".into())],
             other => panic!("no other value for {other}"),
         }

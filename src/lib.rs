@@ -1,7 +1,7 @@
 //! GIPF: an AlphaZero-style training system built on the LibTorch-free
 //! core (`gipf-core`: `bounds`, `rules`, `encoding`, `games`, `samples`, `search`,
 //! the baseline players), re-exported here. Modules in dependency order (each uses only those
-//! before it): the core ← `net` ← `layout` ← `config`, `durable`, `weights`,
+//! before it): the core ← `net` ← `layout` ← `config`, `durable`, `weights`, `report`,
 //! `stop` ← `shards` ← `store` ← `checkpoint`, `lease` ←
 //! `progress`, `export`, `model_source` ← `serve`, `players` ←
 //! `review`, `tune`, `bench` ← `engine`, `arena`, `selfplay` ←

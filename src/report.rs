@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-pub struct Progress {
+pub struct Reporter {
     bar: ProgressBar,
     /// What is counted, e.g. "games".
     unit: &'static str,
@@ -15,10 +15,10 @@ pub struct Progress {
     every: Option<u64>,
 }
 
-impl Progress {
+impl Reporter {
     /// A bar over `len` items of `unit` (a count beside a spinner where
     /// the length is unknown); off a terminal, a line every `every` items.
-    pub fn counting(len: Option<u64>, unit: &'static str, every: Option<u64>) -> Progress {
+    pub fn counting(len: Option<u64>, unit: &'static str, every: Option<u64>) -> Reporter {
         let (bar, template) = match len {
             Some(len) => {
                 (ProgressBar::new(len), format!("{{spinner}} [{{elapsed_precise}}] {{pos}}/{{len}} {unit} {{msg}}"))
@@ -26,20 +26,20 @@ impl Progress {
             None => (ProgressBar::new_spinner(), format!("{{spinner}} [{{elapsed_precise}}] {{pos}} {unit} {{msg}}")),
         };
         bar.set_style(ProgressStyle::with_template(&template).expect("valid progress template"));
-        Progress { bar, unit, every: every.map(|n| n.max(1)) }
+        Reporter { bar, unit, every: every.map(|n| n.max(1)) }
     }
 
     /// Nothing shown, on a terminal or off.
-    pub fn hidden() -> Progress {
-        Progress { bar: ProgressBar::hidden(), unit: "", every: None }
+    pub fn hidden() -> Reporter {
+        Reporter { bar: ProgressBar::hidden(), unit: "", every: None }
     }
 
     /// A spinner beside a stage's name (`stage`), for work of unknown length.
-    pub fn stages() -> Progress {
+    pub fn stages() -> Reporter {
         let bar = ProgressBar::new_spinner();
         bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").expect("valid template"));
         bar.enable_steady_tick(Duration::from_millis(250));
-        Progress { bar, unit: "", every: Some(1) }
+        Reporter { bar, unit: "", every: Some(1) }
     }
 
     fn logged(&self) -> bool {

@@ -405,3 +405,27 @@ fn a_match_logged_to_a_file_reports_its_progress() {
         assert!(stderr.contains(games), "{games:?} in {stderr:?}");
     }
 }
+
+/// Without ONNX Runtime's library, `play.backend = "auto"` warns once and
+/// plays on LibTorch; a player that asks for ONNX Runtime by name is
+/// refused with the reason.
+#[test]
+fn without_onnx_runtime_auto_plays_on_libtorch_and_asking_for_it_is_refused() {
+    let run = |player: &str| {
+        Command::new(env!("CARGO_BIN_EXE_gipf"))
+            .args(["arena", player, "random", "--games", "2", "--device", "cpu", "--config", "configs/tiny.toml"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("GIPF_ONNXRUNTIME", "/nonexistent/libonnxruntime.so")
+            .output()
+            .unwrap()
+    };
+    let auto = run("reference@4,fp32");
+    let stderr = String::from_utf8_lossy(&auto.stderr);
+    assert!(auto.status.success(), "{stderr}");
+    let warning = "no ONNX Runtime library at /nonexistent/libonnxruntime.so";
+    assert!(stderr.contains(warning) && stderr.contains("forward passes on LibTorch"), "{stderr}");
+    assert_eq!(stderr.matches(warning).count(), 1, "warned once: {stderr}");
+    let asked = run("reference@4,onnxruntime");
+    let stderr = String::from_utf8_lossy(&asked.stderr);
+    assert!(!asked.status.success() && stderr.contains(warning) && !stderr.contains("panicked"), "{stderr}");
+}

@@ -279,8 +279,7 @@ fn parse_root(root: &str, alpha: f32, fraction: f32, candidates: usize) -> PyRes
     match root {
         "plain" => Ok(Root::Plain),
         "noise" => Ok(Root::Noise { alpha, fraction, forced_playouts: 0.0 }),
-        "gumbel" if candidates >= 2 => Ok(Root::Gumbel { candidates }),
-        "gumbel" => Err(value_error("gumbel root selection needs 2 or more candidates")),
+        "gumbel" => Ok(Root::Gumbel { candidates }),
         _ => Err(value_error(format!("root {root:?}: expected plain, noise or gumbel"))),
     }
 }
@@ -350,7 +349,7 @@ impl Searches {
             return Err(value_error(format!("simulations must be from 1 to {MAX_SIMULATIONS}")));
         }
         let (alpha, fraction) = noise;
-        let root = parse_root(root, alpha, fraction, candidates)?.check().map_err(value_error)?;
+        let root = parse_root(root, alpha, fraction, candidates)?;
         let config = SearchConfig { batch_size, ..SearchConfig::default() };
         config.validate().map_err(value_error)?;
         let mut batched = Batched::default();

@@ -30,7 +30,7 @@ pub struct RecordedPlayer {
     /// A network's forward passes: fp32, bf16 or fp16.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<String>,
-    /// How a network's forward pass ran ([`crate::net::FORWARD`]); none
+    /// How a network's forward pass ran ([`crate::net::Backend::forward_name`]); none
     /// in pieces recorded before it was named (the folded layers, NCHW).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forward: Option<String>,

@@ -127,6 +127,7 @@ impl Backend {
     /// How a resolved backend's forward pass runs, as a match record names
     /// it: a faster one is a stronger player at a time per action.
     pub fn forward_name(self) -> &'static str {
+        debug_assert!(self != Backend::Auto, "a resolved backend is named");
         match self {
             Backend::Onnxruntime => "onnxruntime, folded",
             Backend::Auto | Backend::Libtorch => FORWARD,
@@ -147,9 +148,13 @@ impl Inference {
     pub const FP32_LIBTORCH: Inference = Inference { precision: Precision::Fp32, backend: Backend::Libtorch };
 
     /// What runs on `device`: the kind and the backend resolved (see
-    /// [`Backend::resolve`]).
+    /// [`Backend::resolve`]). ONNX Runtime asked for in `auto` precision
+    /// runs fp32, the one it runs.
     pub fn resolve(self, device: Device) -> Result<(Kind, Backend)> {
-        let kind = self.precision.kind(device);
+        let kind = match (self.backend, self.precision) {
+            (Backend::Onnxruntime, Precision::Auto) => Kind::Float,
+            _ => self.precision.kind(device),
+        };
         Ok((kind, self.backend.resolve(device, kind)?))
     }
 }
@@ -420,15 +425,13 @@ impl Network {
             tch::Cuda::cudnn_set_benchmark(true);
         }
         let (kind, backend) = inference.resolve(self.device())?;
-        self.kind = kind;
         let folded = FoldedNet::new(&self.net, kind);
-        if backend == Backend::Onnxruntime {
-            self.onnx = Some(OnnxNet::new(&folded, tch::get_num_threads().max(1) as usize)?);
-            self.folded = None;
-        } else {
-            self.onnx = None;
-            self.folded = Some(folded);
-        }
+        // Nothing changes until every part is built: a refusal leaves the network as it was.
+        let (folded, onnx) = match backend {
+            Backend::Onnxruntime => (None, Some(OnnxNet::new(&folded, tch::get_num_threads().max(1) as usize)?)),
+            _ => (Some(folded), None),
+        };
+        (self.kind, self.folded, self.onnx) = (kind, folded, onnx);
         Ok(())
     }
 

@@ -23,9 +23,14 @@ pub const LIBRARY_VARIABLE: &str = "GIPF_ONNXRUNTIME";
 /// the program was built from.
 const SETUP_LINK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/.onnxruntime");
 
-/// The library's file: [`LIBRARY_VARIABLE`], else the setup's link.
+/// The library's file: [`LIBRARY_VARIABLE`], else `libonnxruntime.so`
+/// beside the program (a container image, a bundle), else the setup's link.
 fn library_path() -> PathBuf {
-    std::env::var_os(LIBRARY_VARIABLE).map_or_else(|| PathBuf::from(SETUP_LINK), PathBuf::from)
+    if let Some(named) = std::env::var_os(LIBRARY_VARIABLE) {
+        return PathBuf::from(named);
+    }
+    let beside = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.join("libonnxruntime.so")));
+    beside.filter(|p| p.is_file()).unwrap_or_else(|| PathBuf::from(SETUP_LINK))
 }
 
 /// The library's environment, loaded once for the process; the error says
@@ -71,7 +76,7 @@ impl OnnxNet {
     /// A session of `net` (folded in fp32) on `threads` threads. The threads
     /// wait without spinning between passes: self-play runs a search
     /// beside them on the same cores.
-    pub fn new(net: &FoldedNet, threads: usize) -> Result<OnnxNet> {
+    pub(crate) fn new(net: &FoldedNet, threads: usize) -> Result<OnnxNet> {
         OnnxNet::from_model(&super::onnx::model(net), threads)
     }
 
@@ -86,6 +91,9 @@ impl OnnxNet {
             .with_inter_threads(1)
             .map_err(refused)?
             .with_intra_op_spinning(false)
+            .map_err(refused)?
+            // Batch sizes change from one pass to the next: no memory plan kept per shape.
+            .with_memory_pattern(false)
             .map_err(refused)?
             .commit_from_memory(model)
             .map_err(refused)?;
@@ -164,5 +172,8 @@ mod tests {
         assert_eq!(Backend::Auto.resolve(Device::Cpu, tch::Kind::BFloat16).unwrap(), Backend::Libtorch);
         assert_eq!(Backend::Auto.resolve(Device::Cpu, tch::Kind::Float).unwrap(), Backend::Onnxruntime);
         assert_eq!(Backend::Libtorch.resolve(Device::Cpu, tch::Kind::Float).unwrap(), Backend::Libtorch);
+        // Asked for by name in the shipped `auto` precision, it runs fp32 even where auto means bf16.
+        let named = Inference { precision: Precision::Auto, backend: Backend::Onnxruntime };
+        assert_eq!(named.resolve(Device::Cpu).unwrap(), (tch::Kind::Float, Backend::Onnxruntime));
     }
 }

@@ -1,15 +1,15 @@
 //! The self-play driver: plays games with the network of a model source and
 //! writes the finished ones in shards. Each piece owns one job: [`Follower`]
 //! the network and newer checkpoints, [`Sink`] the shards and their upload,
-//! [`RawProbe`] the bare network's timing for benchmarks, [`Reporter`] the
-//! progress bar and status lines; [`run`] joins them.
+//! [`RawProbe`] the bare network's timing for benchmarks, [`Status`] the
+//! progress bar and status lines; [`play`] joins them.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::report::Progress;
+use crate::report;
 use anyhow::{Context, Result};
 use tch::Device;
 
@@ -139,7 +139,7 @@ pub fn play(options: PlayOptions) -> Result<PlayReport> {
     let mut follower = Follower::start(&options)?;
     tracing::info!(model = follower.name, device = ?options.device, kind = ?follower.network.kind(), "self-play starts");
     let mut sink = Sink::new(&options)?;
-    let mut reporter = Reporter::new(options.progress, options.games);
+    let mut status = Status::new(options.progress, options.games);
     let mut probe = RawProbe::new(options.probe_raw);
     let mut generator = Generator::new(options.config.clone(), options.seed, options.games, &options.worker);
     let mut constant = ConstantForward;
@@ -156,10 +156,10 @@ pub fn play(options: PlayOptions) -> Result<PlayReport> {
         if count > 0 {
             follower.pick_up_newer(&options)?;
         }
-        reporter.step(count, &generator, sink.writer.shards(), &follower.name, elapsed(&probe));
+        status.step(count, &generator, sink.writer.shards(), &follower.name, elapsed(&probe));
     }
     sink.finish()?;
-    reporter.finish();
+    status.finish();
     if crate::stop::requested() {
         tracing::info!(
             worker = options.worker,
@@ -442,16 +442,16 @@ impl RawProbe {
 
 /// The progress bar, and one status line a minute for logs (a worker's
 /// output is rarely a terminal).
-struct Reporter {
+struct Status {
     progress: bool,
-    bar: Progress,
+    bar: report::Reporter,
     last_status: Instant,
 }
 
-impl Reporter {
-    fn new(progress: bool, games: Option<u64>) -> Reporter {
-        let bar = if progress { Progress::counting(games, "games", None) } else { Progress::hidden() };
-        Reporter { progress, bar, last_status: Instant::now() }
+impl Status {
+    fn new(progress: bool, games: Option<u64>) -> Status {
+        let bar = if progress { report::Reporter::counting(games, "games", None) } else { report::Reporter::hidden() };
+        Status { progress, bar, last_status: Instant::now() }
     }
 
     fn step(&mut self, finished: u64, generator: &Generator, shards: u64, model: &str, seconds: f64) {

@@ -53,7 +53,7 @@ pub fn train_steps(
     games: GamesSource,
     steps: u64,
     rng: &mut impl Rng,
-    bar: &crate::report::Progress,
+    bar: &crate::report::Reporter,
 ) -> Result<Trained> {
     let config = trainer.config.clone();
     // LibTorch keeps this per thread; `gipf loop` may play on this one in turn.
@@ -118,7 +118,7 @@ fn report_interval(
     interval: &Interval,
     rate: f64,
     window: usize,
-    bar: &crate::report::Progress,
+    bar: &crate::report::Reporter,
 ) -> Result<()> {
     if interval.skipped_steps > 0 {
         let (policy, value) = interval.newest_losses;

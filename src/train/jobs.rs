@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::report::Progress;
+use crate::report::Reporter;
 use anyhow::{anyhow, Context, Result};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -174,7 +174,7 @@ fn train_beside_self_play(
 ) -> Result<()> {
     let mut window = trainer.window();
     let mut rng = SmallRng::seed_from_u64(seed);
-    let bar = Progress::counting(total_steps, "steps", None);
+    let bar = Reporter::counting(total_steps, "steps", None);
     bar.start_at(trainer.step);
     let started = Instant::now();
     let mut idle = Duration::ZERO;
@@ -292,7 +292,7 @@ pub fn training_loop(
             seconds = format!("{:.0}", t.elapsed().as_secs_f64()),
             "self-play done"
         );
-        let bar = Progress::counting(Some(config.train.steps_per_generation), "steps", None);
+        let bar = Reporter::counting(Some(config.train.steps_per_generation), "steps", None);
         let trained = train_steps(
             &mut trainer,
             &mut window,

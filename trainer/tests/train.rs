@@ -356,7 +356,7 @@ fn tensorboard_reads_the_training_logs() {
     let mut logs = Logs::new(logs_dir.path()).unwrap();
     let mut window = Window::default();
     let mut rng = SmallRng::seed_from_u64(4);
-    let bar = gipf::report::Progress::hidden();
+    let bar = gipf::report::Reporter::hidden();
     let trained =
         train_steps(&mut trainer, &mut window, &mut logs, GamesSource::folder(dir.path()), 25, &mut rng, &bar).unwrap();
     assert_eq!(trained.steps, 25);
@@ -500,7 +500,7 @@ fn non_finite_losses_skip_their_batches_and_stop_training_only_many_in_a_row() {
     let mut logs = Logs::new(&run.path().join("logs")).unwrap();
     let mut window = Window::default();
     let mut rng = SmallRng::seed_from_u64(6);
-    let bar = gipf::report::Progress::hidden();
+    let bar = gipf::report::Reporter::hidden();
     let source = GamesSource::folder(games.path());
     let err = train_steps(&mut trainer, &mut window, &mut logs, source, 50, &mut rng, &bar).unwrap_err();
     let err = format!("{:#}", err);
@@ -544,7 +544,7 @@ fn a_poisoned_game_among_good_ones_is_skipped_and_training_goes_on() {
     let mut logs = Logs::new(&run.path().join("logs")).unwrap();
     let mut window = Window::default();
     let mut rng = SmallRng::seed_from_u64(7);
-    let bar = gipf::report::Progress::hidden();
+    let bar = gipf::report::Reporter::hidden();
     for _ in 0..2 {
         let source = GamesSource::folder(games.path());
         let trained = train_steps(&mut trainer, &mut window, &mut logs, source, 3, &mut rng, &bar).unwrap();

@@ -335,9 +335,10 @@ impl Tree {
     }
 
     /// Runs `simulations` more simulations, evaluating leaves in batches.
-    /// A batch whose evaluations are not finite (a damaged network) is not
-    /// applied: the search stops there, its tree as it was before that
-    /// batch, as [`Batched::apply`] refuses such outputs.
+    /// A batch with an evaluation whose value or priors are not finite (a
+    /// damaged network) is not applied: the search stops with an error,
+    /// its gathered leaves' virtual losses taken back (simulations that
+    /// ended in finished games stay backed up).
     pub fn run(
         &mut self,
         evaluator: &mut dyn Evaluator,

@@ -66,7 +66,7 @@ pub fn run(args: Args) -> Result<()> {
     let config = Config::load(&args.config)?;
     tch::set_num_threads(config.play.torch_threads);
     let mut player = spec.build(parse_device(&args.device)?, config.play.inference(), &config.search, 1)?;
-    let progress = gipf::report::Progress::counting(Some(actions.len() as u64 + 1), "positions", Some(20));
+    let progress = gipf::report::Reporter::counting(Some(actions.len() as u64 + 1), "positions", Some(20));
     let review =
         gipf::review::review(player.as_mut(), Position::new(variant), &actions, args.sims, &mut || progress.inc())
             .with_context(|| args.record.display().to_string())?;

@@ -14,7 +14,7 @@ use gipf::players::{budget_from_options, Budget, PlayerSpec};
 use gipf::rules::Variant;
 use gipf::train::RunDir;
 
-use gipf::report::Progress;
+use gipf::report::Reporter;
 
 /// Settings shared by matches and ratings.
 #[derive(clap::Args)]
@@ -139,7 +139,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     println!("A = {}, B = {}", a.name(), b.name());
     // Off a terminal (a gate's log): a line every 10 games.
-    let progress = Progress::counting(Some(options.games as u64), "games", Some(10));
+    let progress = Reporter::counting(Some(options.games as u64), "games", Some(10));
     let report = play_match(&a, &b, &options, &mut |t| {
         progress.set(t.games() as u64, format!("A {}-{}-{} ({:.0}%)", t.wins, t.losses, t.draws, 100.0 * t.score()));
     })?;
@@ -239,7 +239,7 @@ pub fn ratings(args: RatingsArgs) -> Result<()> {
         budget,
         matches: args.common.options(None)?,
     };
-    let progress = Progress::stages();
+    let progress = Reporter::stages();
     if let Some(models) = &args.lineage {
         let ratings = rate_lineage(models, &options, &mut |what| progress.stage(what))?;
         progress.clear();

@@ -219,7 +219,7 @@ fn net(
     batches: &[usize],
     shapes: &[String],
 ) -> Result<()> {
-    anyhow::ensure!(seconds > 0.0 && seconds < 1e6, "--seconds must be positive");
+    anyhow::ensure!(seconds > 0.0 && seconds < 1e6, "--seconds: from 0 to a million, not included");
     anyhow::ensure!(batches.iter().all(|&b| (1..=65_536).contains(&b)), "--batches: sizes from 1 to 65536");
     let config = Config::load(config)?;
     let device = parse_device(device)?;
