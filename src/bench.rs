@@ -181,10 +181,11 @@ pub fn forwards_to_compare(device: tch::Device) -> Vec<Inference> {
 
 /// Positions per second of each of `forwards` on a fresh network of
 /// `shape`, at each of `batches` (each batch's forwards measured one after
-/// another, so that the machine's drift touches them alike): one row a
-/// batch, in `forwards`' order.
+/// another, so that the machine's drift touches them alike), on positions
+/// of `variant`: one row a batch, in `forwards`' order.
 pub fn compare_forwards(
     shape: &crate::net::NetConfig,
+    variant: Variant,
     device: tch::Device,
     forwards: &[Inference],
     batches: &[usize],
@@ -198,7 +199,7 @@ pub fn compare_forwards(
     }
     let rows = batches
         .iter()
-        .map(|&batch| networks.iter().map(|n| net_throughput(n, Variant::Standard, batch, duration)).collect())
+        .map(|&batch| networks.iter().map(|n| net_throughput(n, variant, batch, duration)).collect())
         .collect();
     Ok(rows)
 }

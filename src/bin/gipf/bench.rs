@@ -240,7 +240,14 @@ fn net(
     let names: Vec<String> = forwards.iter().map(|f| format!("{} {}", f.backend.name(), f.precision.name())).collect();
     for shape in &networks {
         println!("network {}x{}: {:>7} {}", shape.blocks, shape.channels, "batch", names.join(" | "));
-        let rows = gipf::bench::compare_forwards(shape, device, &forwards, batches, Duration::from_secs_f64(seconds))?;
+        let rows = gipf::bench::compare_forwards(
+            shape,
+            config.game.variant,
+            device,
+            &forwards,
+            batches,
+            Duration::from_secs_f64(seconds),
+        )?;
         for (batch, rates) in batches.iter().zip(rows) {
             let cells: Vec<String> = rates.iter().map(|r| format!("{r:>9.0} ({:.2})", r / rates[0])).collect();
             println!("network {}x{}: {batch:>7} {}", shape.blocks, shape.channels, cells.join(" | "));
