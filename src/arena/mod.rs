@@ -246,21 +246,9 @@ mod tests {
 
     #[test]
     fn a_seeded_match_gives_the_same_results_whatever_the_threads() {
-        let a = PlayerSpec::Baseline(Baseline::Uct { playouts: 30 });
-        let one = play_match(
-            &a,
-            &PlayerSpec::Baseline(Baseline::Greedy),
-            &MatchOptions { threads: 1, ..options(8) },
-            &mut |_| {},
-        )
-        .unwrap();
-        let two = play_match(
-            &a,
-            &PlayerSpec::Baseline(Baseline::Greedy),
-            &MatchOptions { threads: 3, ..options(8) },
-            &mut |_| {},
-        )
-        .unwrap();
+        let (a, b) = (PlayerSpec::Baseline(Baseline::Uct { playouts: 30 }), PlayerSpec::Baseline(Baseline::Greedy));
+        let play = |threads| play_match(&a, &b, &MatchOptions { threads, ..options(8) }, &mut |_| {}).unwrap();
+        let (one, two) = (play(1), play(3));
         assert_eq!((one.tally, one.mean_length), (two.tally, two.mean_length));
         assert_eq!(one.think.map(|t| t.actions), two.think.map(|t| t.actions));
         assert_eq!(one.think[0].actions + one.think[1].actions, (one.mean_length * 8.0).round() as u64 - 8 * 2);

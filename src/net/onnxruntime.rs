@@ -15,8 +15,8 @@ use ort::value::TensorRef;
 use super::folded::FoldedNet;
 use crate::encoding::{GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES};
 
-/// The environment variable naming the library file, where it is not the
-/// one the build found.
+/// The environment variable naming the library file, looked at before the
+/// other places.
 pub const LIBRARY_VARIABLE: &str = "GIPF_ONNXRUNTIME";
 
 /// The link `scripts/setup-torch.sh` makes to the library, in the checkout
