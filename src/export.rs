@@ -54,7 +54,7 @@ impl ModelCard {
             checkpoint: name.to_string(),
             step: meta.step,
             samples_seen: meta.samples_drawn,
-            variant: meta.variant()?,
+            variant: meta.variant().context("the description names no variant")?,
             encoding_version: ENCODING_VERSION,
             network: meta.network,
             input_shape: [-1, NUM_PLANES as i64, GRID as i64, GRID as i64],

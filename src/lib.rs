@@ -1,13 +1,14 @@
 //! GIPF: an AlphaZero-style training system built on the LibTorch-free
 //! core (`gipf-core`: `bounds`, `rules`, `encoding`, `games`, `samples`, `search`,
-//! the baseline players), re-exported here. Modules in dependency order (each uses only those
-//! before it): the core ← `net` ← `layout` ← `config`, `durable`, `weights`, `report`,
-//! `stop` ← `shards` ← `store` ← `checkpoint`, `lease` ←
+//! the baseline players, `durable` files and the games folder's `shards`),
+//! re-exported here. Modules in dependency order (each uses only those
+//! before it): the core ← `error` ← `weights` ← `net` ← `layout` ← `config`, `report`,
+//! `stop` ← `store` ← `checkpoint`, `lease` ←
 //! `progress`, `export`, `model_source` ← `serve`, `players` ←
 //! `review`, `tune`, `bench` ← `engine`, `arena`, `selfplay` ←
 //! `train` (`tests/layers.rs` checks it).
 
-pub use gipf_core::{bounds, encoding, games, rules, samples, search};
+pub use gipf_core::{bounds, durable, encoding, games, rules, samples, search, shards};
 
 pub mod net;
 pub mod players;
@@ -16,8 +17,8 @@ pub mod arena;
 pub mod bench;
 pub mod checkpoint;
 pub mod config;
-pub mod durable;
 pub mod engine;
+pub mod error;
 pub mod export;
 pub mod layout;
 pub mod lease;
@@ -27,7 +28,6 @@ pub mod report;
 pub mod review;
 pub mod selfplay;
 pub mod serve;
-pub mod shards;
 pub mod stop;
 pub mod store;
 pub mod train;

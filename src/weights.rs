@@ -7,21 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context, Result};
 use safetensors::{Dtype, SafeTensors};
 
-/// A file whose contents are wrong (cut short, a bad header, tensors of the
-/// wrong name, shape or number format, values that are not finite), as
-/// opposed to one that cannot be read (permissions) or is of another
-/// format: only damage sets a checkpoint aside.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Damaged(pub String);
-
-/// Whether `error` says a file is damaged.
-pub fn is_damaged(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| cause.is::<Damaged>())
-}
+use crate::error::LoadError;
 
 /// Tensors by name: shape and fp32 values.
 pub type Tensors = BTreeMap<String, (Vec<usize>, Vec<f32>)>;
@@ -33,18 +21,19 @@ const MAX_HEADER: u64 = 100 << 20;
 /// tensor in it must be expected, fp32, of that shape and finite. Names
 /// expected but absent are the caller's to judge. The file's size is
 /// checked before it is read, so that a huge file is refused unread.
-pub fn read(path: &Path, expected: &BTreeMap<String, Vec<usize>>) -> Result<Tensors> {
-    let damaged = |why: String| anyhow::Error::new(Damaged(format!("{}: {why}", path.display())));
+pub fn read(path: &Path, expected: &BTreeMap<String, Vec<usize>>) -> Result<Tensors, LoadError> {
+    let damaged = |why: String| LoadError::Damaged { path: path.to_path_buf(), why };
+    let unreadable = |source| LoadError::Unreadable { path: path.to_path_buf(), source };
     let len = match std::fs::metadata(path) {
         Ok(meta) => meta.len(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(damaged("does not exist".into())),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing { path: path.into() }),
+        Err(e) => return Err(unreadable(e)),
     };
     let most = 8 + MAX_HEADER + 4 * expected.values().map(|shape| shape.iter().product::<usize>() as u64).sum::<u64>();
     if len > most {
         return Err(damaged(format!("{len} bytes, more than a file of these tensors can hold ({most})")));
     }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(unreadable)?;
     parse(&bytes, expected).map_err(damaged)
 }
 
@@ -79,9 +68,13 @@ pub fn tensor((shape, values): &(Vec<usize>, Vec<f32>)) -> tch::Tensor {
 }
 
 /// An error naming the first of `names` absent from `tensors`.
-pub fn require<'a>(tensors: &Tensors, mut names: impl Iterator<Item = &'a String>, path: &Path) -> Result<()> {
+pub fn require<'a>(
+    tensors: &Tensors,
+    mut names: impl Iterator<Item = &'a String>,
+    path: &Path,
+) -> Result<(), LoadError> {
     match names.find(|name| !tensors.contains_key(*name)) {
-        Some(name) => Err(Damaged(format!("{}: no tensor {name}", path.display())).into()),
+        Some(name) => Err(LoadError::Damaged { path: path.into(), why: format!("no tensor {name}") }),
         None => Ok(()),
     }
 }
@@ -111,8 +104,9 @@ mod tests {
         let read = parse(&good, &expected).unwrap();
         assert_eq!(read["a"], (vec![2, 2], vec![1.0, 2.0, 3.0, 4.0]));
         let path = Path::new("w.safetensors");
-        let err = format!("{:#}", require(&read, expected.keys(), path).unwrap_err());
-        assert_eq!(err, "w.safetensors: no tensor b");
+        let err = require(&read, expected.keys(), path).unwrap_err();
+        assert!(matches!(&err, LoadError::Damaged { why, .. } if why == "no tensor b"), "{err:?}");
+        assert_eq!(err.to_string(), "w.safetensors: no tensor b");
 
         let cases = [
             (file(&[("a", Dtype::F32, vec![1], floats(&[1.0]))]), "a has shape [1], not [2, 2]"),
@@ -136,10 +130,11 @@ mod tests {
         let path = dir.path().join("w.safetensors");
         std::fs::File::create(&path).unwrap().set_len(200 << 20).unwrap();
         let err = read(&path, &expected).unwrap_err();
-        assert!(is_damaged(&err) && format!("{err:#}").contains("more than a file of these tensors"), "{err:#}");
-        assert!(is_damaged(&read(&dir.path().join("missing"), &expected).unwrap_err()));
+        assert!(matches!(&err, LoadError::Damaged { why, .. } if why.contains("more than a file of these tensors")));
+        let err = read(&dir.path().join("missing"), &expected).unwrap_err();
+        assert!(matches!(err, LoadError::Missing { .. }) && err.is_damaged(), "{err:?}");
         // A folder where a file should be cannot be read: no damage to set aside.
         let err = read(dir.path(), &expected).unwrap_err();
-        assert!(!is_damaged(&err), "{err:#}");
+        assert!(matches!(err, LoadError::Unreadable { .. }) && !err.is_damaged(), "{err:?}");
     }
 }

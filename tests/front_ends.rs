@@ -417,5 +417,5 @@ fn an_exported_model_loads_in_pytorch_with_the_same_outputs() {
     assert!(text.contains("torchscript max abs error") && text.contains("onnx max abs error"), "{text}");
 
     let out = gipf(&["export", "/no/such.safetensors", "--out", dir.path().join("out").to_str().unwrap()], "");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("checkpoint /no/such.safetensors does not exist"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such.safetensors: does not exist"));
 }

@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use gipf::games::GameFile;
+use gipf::store::StoreError;
 use s3::{S3Server, BUCKET};
 
 /// The tiny test config, one game a shard, written into `dir`, with a
@@ -355,7 +356,7 @@ fn tiny_checkpoints<const N: usize>(dir: &Path, steps: [u64; N]) -> [PathBuf; N]
 
 /// `latest.json` is published by a conditional write on the version the
 /// publisher last saw: a trainer that lost its lease (another published
-/// since) is refused with [`gipf::store::Superseded`], and the newer
+/// since) is refused with [`StoreError::Superseded`], and the newer
 /// `latest.json` stays.
 #[test]
 fn a_publisher_with_a_stale_view_cannot_overwrite_a_newer_latest_json() {
@@ -368,7 +369,7 @@ fn a_publisher_with_a_stale_view_cannot_overwrite_a_newer_latest_json() {
     let newer = models.publish_checkpoint("", &ten, 10, first.as_deref()).unwrap();
     for stale in [first.as_deref(), None] {
         let err = models.publish_checkpoint("", &six, 6, stale).unwrap_err();
-        assert!(err.is::<gipf::store::Superseded>(), "{err:#}");
+        assert!(matches!(StoreError::find(&err), Some(StoreError::Superseded { .. })), "{err:#}");
         assert!(format!("{err:#}").contains("latest.json changed since this process last wrote it"), "{err:#}");
     }
     assert_eq!(models.latest("").unwrap().unwrap().step, 10, "the newer latest.json stays");
@@ -394,7 +395,7 @@ fn a_publish_whose_reply_was_lost_is_recognised_as_done() {
     let again = models.publish_checkpoint("", &ten, 10, first.as_deref()).unwrap();
     assert_eq!(again, second, "a later publish, tried again after a lost reply");
     let err = models.publish_checkpoint("", &five, 5, first.as_deref()).unwrap_err();
-    assert!(err.is::<gipf::store::Superseded>(), "{err:#}");
+    assert!(matches!(StoreError::find(&err), Some(StoreError::Superseded { .. })), "{err:#}");
 }
 
 /// The loop with its run in the store behind a proxy that loses every

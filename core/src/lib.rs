@@ -1,12 +1,14 @@
-//! The GIPF core without LibTorch, a file system or a clock, so that it also
-//! builds for the web (`wasm32-unknown-unknown`): settings checked against
+//! The GIPF core without LibTorch, so that it also builds for the web
+//! (`wasm32-unknown-unknown`, without the file system and the clock that
+//! the `files` feature adds): settings checked against
 //! their ranges, the rules with their notation and setup JSON, the
 //! network's input and action encoding, the stored game and the training
 //! samples built from it, Monte Carlo tree search over any
-//! [`search::Evaluator`], the baseline players, and a game of self-play.
+//! [`search::Evaluator`], the baseline players, a game of self-play, and
+//! (feature `files`) files written durably and the games folder's shards.
 //! Modules in dependency order (each uses only those before it;
 //! `tests/layers.rs` checks it): `bounds`, `rules` ← `encoding`, `games`, `network` ←
-//! `samples`, `search` ← `players`, `selfplay` ← `cli`.
+//! `samples`, `search`, `durable` ← `players`, `selfplay`, `shards` ← `cli`.
 
 pub mod bounds;
 pub mod rules;
@@ -15,11 +17,15 @@ pub mod encoding;
 pub mod games;
 pub mod network;
 
+#[cfg(feature = "files")]
+pub mod durable;
 pub mod samples;
 pub mod search;
 
 pub mod players;
 pub mod selfplay;
+#[cfg(feature = "files")]
+pub mod shards;
 
 #[cfg(feature = "cli")]
 pub mod cli;

@@ -15,14 +15,14 @@
 use std::collections::BTreeMap;
 
 use rand::rngs::SmallRng;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use crate::bounds::{check_positive, check_range, check_range_to_key, check_unit, check_up_to, Checked};
 use crate::encoding::ENCODING_VERSION;
 use crate::games::{GameFile, GameResult, Sample, GAME_FORMAT};
 use crate::rules::{Action, Color, Position};
-use crate::search::{Root, Search, SearchConfig, Searching};
+use crate::search::{map_each, BatchError, Batched, Root, Search, SearchConfig, Searching};
 
 /// Self-play settings (`[selfplay]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -268,6 +268,50 @@ impl SelfplayGame {
             config: config.clone(),
         }
     }
+}
+
+/// The games a self-play run starts: `games` of them (`None`: without end)
+/// from `start`, the `i`-th seeded with the `i`-th draw of a generator
+/// seeded with `seed`, so that the same evaluations give the same games in
+/// the self-play program and the Python package alike.
+pub struct GameSource {
+    start: Position,
+    max_actions: u32,
+    seeds: SmallRng,
+    remaining: Option<u64>,
+}
+
+impl GameSource {
+    pub fn new(start: Position, max_actions: u32, seed: u64, games: Option<u64>) -> GameSource {
+        GameSource { start, max_actions, seeds: SmallRng::seed_from_u64(seed), remaining: games }
+    }
+
+    /// The next game, or `None` once every game wanted has started.
+    pub fn next_game(&mut self, settings: &SelfplayConfig, search: &SearchConfig) -> Option<SelfplayGame> {
+        if self.remaining == Some(0) {
+            return None;
+        }
+        self.remaining = self.remaining.map(|n| n - 1);
+        Some(SelfplayGame::new(self.start, self.max_actions, self.seeds.random(), settings, search))
+    }
+}
+
+/// What a round of play did: the actions played, and the games that finished.
+pub struct Round {
+    pub actions: u64,
+    pub finished: Vec<SelfplayGame>,
+}
+
+/// Plays each game of `games` whose search is complete (on rayon's threads
+/// with the `parallel` feature) and takes out those that are over.
+pub fn play_round(
+    games: &mut Batched<SelfplayGame>,
+    settings: &SelfplayConfig,
+    search: &SearchConfig,
+) -> Result<Round, BatchError> {
+    let played = map_each(games.games_mut(), |game| game.play_searched(settings, search));
+    let finished = games.take_if(SelfplayGame::is_over)?;
+    Ok(Round { actions: played.iter().sum::<usize>() as u64, finished })
 }
 
 /// An action drawn in proportion to visits^(1/temperature), from the

@@ -7,7 +7,7 @@ use gipf::checkpoint::CheckpointMeta;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
-    if let Ok(meta) = CheckpointMeta::parse(text) {
+    if let Ok(meta) = CheckpointMeta::parse(text, std::path::Path::new("step.json")) {
         let _ = meta.variant();
         meta.network.validate().expect("a description read has a shape within bounds");
         if let Some(lineage) = &meta.lineage {

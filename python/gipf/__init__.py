@@ -30,6 +30,7 @@ from gipf._core import (
     action_of,
     index_of,
     random_games,
+    games_files,
     read_games_file,
     samples_of,
     transform_policy,
@@ -78,22 +79,6 @@ def search(games: List[Game], simulations: int, evaluator: Evaluator, **options)
 
 
 Path = Union[str, "os.PathLike[str]"]
-
-
-def games_files(path: Path) -> List[str]:
-    """The games files of ``path``, oldest first: a shard or game file
-    itself, a games folder, or a run folder (its ``games/``)."""
-    path = os.fspath(path)
-    if os.path.isfile(path):
-        return [path]
-    if os.path.isdir(os.path.join(path, "games")):
-        path = os.path.join(path, "games")
-    if not os.path.isdir(path):
-        raise ValueError(f"{path}: no such games file or folder")
-    names = os.listdir(path)
-    legacy = sorted(n for n in names if n.startswith("game-") and n.endswith(".json"))
-    shards = sorted(n for n in names if n.startswith("shard-") and n.endswith(".jsonl.zst"))
-    return [os.path.join(path, n) for n in legacy + shards]
 
 
 def read_games(path: Path) -> Iterator[dict]:

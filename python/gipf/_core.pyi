@@ -105,6 +105,10 @@ def transform_policy(policy: npt.NDArray[np.float32], symmetry: int) -> npt.NDAr
 def random_games(n: int, seed: int = 0, variant: str = "standard", max_actions: int = 1000) -> int:
     """Plays ``n`` random games in the core; returns the actions played."""
 
+def games_files(path: str) -> List[str]:
+    """The games files of ``path``, oldest first: a shard or game file
+    itself, a games folder, or a run folder (its ``games/``)."""
+
 def read_games_file(path: str) -> Tuple[List[str], List[str]]:
     """A games file's games as JSON, and its refused lines ("FILE line N: reason")."""
 
@@ -115,4 +119,5 @@ def samples_of(
     """The training samples of games (JSON), as arrays; see ``gipf.samples``."""
 
 def write_shard(folder: str, games: List[str], worker: str) -> str:
-    """Writes stored games (JSON, checked) as one shard in ``folder``; returns its path."""
+    """Writes stored games (JSON, checked) as one shard in ``folder``,
+    numbered past ``worker``'s shards there; returns its path."""

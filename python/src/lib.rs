@@ -9,21 +9,20 @@
 
 use gipf_core::encoding::{action_at, action_index, encode, transform_index, ENCODING_VERSION, GRID, INPUT_SIZE};
 use gipf_core::encoding::{NUM_ACTIONS, NUM_PLANES};
-use gipf_core::games::SHARD_ZSTD_LEVEL;
-use gipf_core::games::{check_worker_name, parse_lines, shard_name, GameFile, GameResult, MAX_SHARD_BYTES};
+use gipf_core::games::{check_worker_name, GameFile, GameResult};
 use gipf_core::players::random_game;
 use gipf_core::rules::{lines, NUM_SYMMETRIES};
 use gipf_core::rules::{picture, Action, Color, Phase, Position, RecordError, Setup, StateJson, Symmetry, Variant};
 use gipf_core::samples::{game_samples, write_row, Targets, TrainingSample, AUX_TARGETS};
 use gipf_core::search::{Batched, Root, Search, SearchConfig, Searching, MAX_SIMULATIONS};
+use gipf_core::shards;
 use numpy::{PyArray1, PyArray3, PyArray4, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 mod selfplay;
 
@@ -412,18 +411,28 @@ impl Searches {
     }
 }
 
-/// A shard's text (zstd-compressed JSON lines), refused past the size a
-/// shard may hold.
-fn shard_text(path: &Path, bytes: &[u8]) -> PyResult<String> {
-    let named = |e: &dyn std::fmt::Display| value_error(format!("{}: {e}", path.display()));
-    let mut text = Vec::new();
-    let decoder = zstd::Decoder::new(bytes).map_err(|e| named(&e))?;
-    let read = decoder.take(MAX_SHARD_BYTES + 1).read_to_end(&mut text);
-    read.map_err(|e| named(&format!("not a zstd-compressed shard, or cut short ({e})")))?;
-    if text.len() as u64 > MAX_SHARD_BYTES {
-        return Err(named(&format!("decompresses to more than {MAX_SHARD_BYTES} bytes, the most a shard may hold")));
+/// The games files of `path`, oldest first: a shard or game file itself, a
+/// games folder, or a run folder (its `games/`).
+#[pyfunction]
+fn games_files(path: PathBuf) -> PyResult<Vec<String>> {
+    let text = |path: PathBuf| path.to_string_lossy().into_owned();
+    if path.is_file() {
+        return Ok(vec![text(path)]);
     }
-    String::from_utf8(text).map_err(|e| named(&e))
+    let folder = match path.join("games").is_dir() {
+        true => path.join("games"),
+        false => path,
+    };
+    if !folder.is_dir() {
+        return Err(value_error(format!("{}: no such games file or folder", folder.display())));
+    }
+    let files = shards::list(&folder).map_err(|e| value_error(format!("{e}: {}", source_of(&e))))?;
+    Ok(files.into_iter().map(|file| text(file.path)).collect())
+}
+
+/// The reason under an error, for a message on one line.
+fn source_of(error: &dyn std::error::Error) -> String {
+    error.source().map(|cause| cause.to_string()).unwrap_or_default()
 }
 
 /// The games of a games file, each checked as the trainer checks it: a
@@ -432,24 +441,15 @@ fn shard_text(path: &Path, bytes: &[u8]) -> PyResult<String> {
 /// games as JSON and the refused lines.
 #[pyfunction]
 fn read_games_file(py: Python<'_>, path: PathBuf) -> PyResult<(Vec<String>, Vec<String>)> {
-    let bytes = std::fs::read(&path).map_err(|e| value_error(format!("{}: {e}", path.display())))?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let file = shards::GamesFile { legacy: !name.ends_with(".zst"), name, path };
+    let read = py.detach(|| shards::read(&file));
+    let read = read.map_err(|e| match &e {
+        shards::ShardError::Unreadable { .. } => value_error(format!("{e}: {}", source_of(&e))),
+        _ => value_error(e),
+    })?;
     let to_json = |game: &GameFile| serde_json::to_string(game).expect("a game is JSON");
-    if !path.to_string_lossy().ends_with(".zst") {
-        let text = String::from_utf8_lossy(&bytes);
-        let game = GameFile::parse(&text).map_err(|e| value_error(format!("{}: {e}", path.display())))?;
-        return Ok((vec![to_json(&game)], Vec::new()));
-    }
-    let text = shard_text(&path, &bytes)?;
-    Ok(py.detach(|| {
-        let (mut games, mut bad) = (Vec::new(), Vec::new());
-        for (line, game) in parse_lines(&text) {
-            match game {
-                Ok(game) => games.push(to_json(&game)),
-                Err(e) => bad.push(format!("{} line {line}: {e}", path.display())),
-            }
-        }
-        (games, bad)
-    }))
+    Ok((read.games.iter().map(to_json).collect(), read.bad))
 }
 
 /// The training samples of games files as arrays, built as the trainer
@@ -539,8 +539,9 @@ fn samples_of<'py>(
 }
 
 /// Writes `games` (stored games as JSON, each checked as the trainer will
-/// check it) as one shard in `folder`, under a temporary name first, and
-/// returns its path; `worker` names the writer in the shard's name.
+/// check it) as one shard in `folder`, numbered past `worker`'s shards
+/// there, atomically and durably, and returns its path; `worker` names the
+/// writer in the shard's name.
 #[pyfunction]
 fn write_shard(py: Python<'_>, folder: PathBuf, games: Vec<String>, worker: &str) -> PyResult<String> {
     check_worker_name(worker).map_err(value_error)?;
@@ -549,30 +550,10 @@ fn write_shard(py: Python<'_>, folder: PathBuf, games: Vec<String>, worker: &str
         .enumerate()
         .map(|(i, text)| GameFile::parse(text).map_err(|e| value_error(format!("game {i}: {e}"))))
         .collect::<PyResult<Vec<GameFile>>>()?;
-    py.detach(|| write_games(&folder, &parsed, worker)).map_err(|e| value_error(format!("{}: {e}", folder.display())))
-}
-
-fn write_games(folder: &Path, games: &[GameFile], worker: &str) -> std::io::Result<String> {
-    let mut encoder = zstd::Encoder::new(Vec::new(), SHARD_ZSTD_LEVEL)?;
-    for game in games {
-        serde_json::to_writer(&mut encoder, game)?;
-        encoder.write_all(b"\n")?;
-    }
-    let bytes = encoder.finish()?;
-    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    let sequence = std::fs::read_dir(folder)?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().contains(&format!("-{worker}-")))
-        .count() as u64;
-    let path = folder.join(shard_name(ms, worker, sequence));
-    let temporary = folder.join(format!(".tmp-{}", path.file_name().unwrap_or_default().to_string_lossy()));
-    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temporary)?;
-    let written =
-        file.write_all(&bytes).and_then(|()| file.sync_all()).and_then(|()| std::fs::rename(&temporary, &path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written.map(|()| path.to_string_lossy().into_owned())
+    let sequence =
+        shards::next_sequence(&folder, worker).map_err(|e| value_error(format!("{e}: {}", source_of(&e))))?;
+    let written = py.detach(|| shards::write(&folder, worker, sequence, &parsed));
+    Ok(written.map_err(value_error)?.0.to_string_lossy().into_owned())
 }
 
 #[pymodule]
@@ -585,6 +566,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_network, m)?)?;
     m.add_function(wrap_pyfunction!(transform_policy, m)?)?;
     m.add_function(wrap_pyfunction!(random_games, m)?)?;
+    m.add_function(wrap_pyfunction!(games_files, m)?)?;
     m.add_function(wrap_pyfunction!(read_games_file, m)?)?;
     m.add_function(wrap_pyfunction!(samples_of, m)?)?;
     m.add_function(wrap_pyfunction!(write_shard, m)?)?;

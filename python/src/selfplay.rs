@@ -6,11 +6,9 @@
 use gipf_core::bounds::check_range;
 use gipf_core::rules::Position;
 use gipf_core::search::{BatchError, Batched, SearchConfig};
-use gipf_core::selfplay::{SelfplayConfig, SelfplayGame};
+use gipf_core::selfplay::{play_round, GameSource, SelfplayConfig, SelfplayGame};
 use numpy::{PyArray4, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -41,10 +39,7 @@ pub struct SelfPlay {
     games: Batched<SelfplayGame>,
     settings: SelfplayConfig,
     search: SearchConfig,
-    start: Position,
-    max_actions: u32,
-    seeds: SmallRng,
-    to_start: u64,
+    source: GameSource,
     finished: Vec<SelfplayGame>,
     /// The settings as recorded in the games.
     recorded: serde_json::Value,
@@ -74,10 +69,7 @@ impl SelfPlay {
             games: Batched::default(),
             settings,
             search,
-            start: Position::new(variant),
-            max_actions,
-            seeds: SmallRng::seed_from_u64(seed),
-            to_start: games,
+            source: GameSource::new(Position::new(variant), max_actions, seed, Some(games)),
             finished: Vec::new(),
             recorded,
         };
@@ -94,10 +86,7 @@ impl SelfPlay {
             return Err(value_error(BatchError::Waiting));
         }
         py.detach(|| loop {
-            for game in self.games.games_mut() {
-                game.play_searched(&self.settings, &self.search);
-            }
-            self.finished.extend(self.games.take_if(SelfplayGame::is_over)?);
+            self.finished.extend(play_round(&mut self.games, &self.settings, &self.search)?.finished);
             self.start_games();
             let n = self.games.gather(&self.search, |_| true)?;
             // None gathered with games left: their searches are complete.
@@ -139,11 +128,9 @@ impl SelfPlay {
 impl SelfPlay {
     /// Starts games until `parallel_games` are in progress or none is wanted.
     fn start_games(&mut self) {
-        while self.to_start > 0 && self.games.len() < self.settings.parallel_games {
-            self.to_start -= 1;
-            let seed = self.seeds.random();
-            let (settings, search) = (&self.settings, &self.search);
-            self.games.push(SelfplayGame::new(self.start, self.max_actions, seed, settings, search));
+        while self.games.len() < self.settings.parallel_games {
+            let Some(game) = self.source.next_game(&self.settings, &self.search) else { return };
+            self.games.push(game);
         }
     }
 }

@@ -95,7 +95,7 @@ fn run_args(args: Args) -> Result<()> {
     let seed = args.seed.unwrap_or_else(rand::random);
     let worker = match args.worker {
         Some(worker) => {
-            gipf::shards::check_worker_id(&worker)?;
+            gipf::games::check_worker_name(&worker)?;
             worker
         }
         None => gipf::shards::new_worker_id(),

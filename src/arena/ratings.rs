@@ -199,7 +199,7 @@ pub(crate) fn write_lines<T: Serialize>(path: &Path, items: &[T]) -> Result<()> 
         text.push_str(&serde_json::to_string(item)?);
         text.push('\n');
     }
-    write_atomic(path, text.as_bytes())
+    Ok(write_atomic(path, text.as_bytes())?)
 }
 
 /// Plays the missing matches among the run's checkpoints, then fits, writes

@@ -18,14 +18,14 @@ mod write;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use tch::Device;
 
 use crate::encoding::ENCODING_VERSION;
+use crate::error::LoadError;
 use crate::net::{NetConfig, Network};
 use crate::rules::Variant;
-use crate::weights::Damaged;
 use files::{check_file_name, step_of, Retention};
 
 pub use remote::{fetch_checkpoint, Latest, LATEST_FILE};
@@ -162,26 +162,14 @@ fn first_format() -> u32 {
 }
 
 impl CheckpointMeta {
-    /// The variant the checkpoint plays.
-    pub fn variant(&self) -> Result<Variant> {
+    /// The variant the checkpoint plays (`None`: the description names none).
+    pub fn variant(&self) -> Option<Variant> {
         if let Some(variant) = self.variant {
-            return Ok(variant);
+            return Some(variant);
         }
         let old = self.config.pointer("/selfplay/variant").cloned().unwrap_or_default();
-        serde_json::from_value(old).context("the description names no variant")
+        serde_json::from_value(old).ok()
     }
-}
-
-/// A whole checkpoint that this program or configuration cannot use (another
-/// format, encoding or network shape): an error to report, unlike a damaged
-/// one, which gives way to the checkpoint before it.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Incompatible(pub String);
-
-/// Whether `error` says a checkpoint is incompatible rather than damaged.
-pub fn is_incompatible(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| cause.is::<Incompatible>())
 }
 
 #[derive(Deserialize)]
@@ -192,40 +180,35 @@ struct FormatOnly {
 
 /// Reads the description beside a weights file, checking its format and
 /// encoding version. A missing description or one that is not JSON is
-/// damage ([`Damaged`]); JSON of fields this program does not know is
-/// [`Incompatible`].
-pub fn read_meta(weights: &Path) -> Result<CheckpointMeta> {
-    let meta_path = weights.with_extension("json");
-    let what = format!("{} (the description beside the weights)", meta_path.display());
-    let text = match std::fs::read_to_string(&meta_path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Damaged(format!("{what}: missing")).into()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {what}")),
-    };
-    CheckpointMeta::parse(&text).with_context(|| meta_path.display().to_string())
-}
-
-/// A description that serde refuses: damage, unless it is JSON of other fields.
-fn description_error(e: serde_json::Error) -> anyhow::Error {
-    let why = format!("not a checkpoint description ({e})");
-    match e.classify() {
-        serde_json::error::Category::Data => Incompatible(format!("{why}; written by another version?")).into(),
-        _ => Damaged(why).into(),
+/// damage; JSON of fields this program does not know is incompatible
+/// ([`LoadError::Fields`]).
+pub fn read_meta(weights: &Path) -> Result<CheckpointMeta, LoadError> {
+    let path = weights.with_extension("json");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => CheckpointMeta::parse(&text, &path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(LoadError::Missing { path }),
+        Err(e) => Err(LoadError::Unreadable { path, source: e }),
     }
 }
 
 impl CheckpointMeta {
-    /// Reads a description's text, checking its format and encoding version.
-    pub fn parse(text: &str) -> Result<CheckpointMeta> {
-        let format = serde_json::from_str::<FormatOnly>(text).map_err(description_error)?.format;
-        if !(1..=CHECKPOINT_FORMAT).contains(&format) {
-            let why = format!("checkpoint format {format} (this program reads formats 1 to {CHECKPOINT_FORMAT})");
-            return Err(Incompatible(why).into());
+    /// Reads a description's text (from the file `path`, for the errors),
+    /// checking its format and encoding version.
+    pub fn parse(text: &str, path: &Path) -> Result<CheckpointMeta, LoadError> {
+        let damaged = |why: String| LoadError::Damaged { path: path.into(), why };
+        // What serde refuses is damage, unless it is JSON of other fields.
+        let refused = |e: serde_json::Error| match e.classify() {
+            serde_json::error::Category::Data => LoadError::Fields { path: path.into(), why: e.to_string() },
+            _ => damaged(format!("not a checkpoint description ({e})")),
+        };
+        let found = serde_json::from_str::<FormatOnly>(text).map_err(refused)?.format;
+        if !(1..=CHECKPOINT_FORMAT).contains(&found) {
+            return Err(LoadError::Format { path: path.into(), found, newest: CHECKPOINT_FORMAT });
         }
-        let meta: CheckpointMeta = serde_json::from_str(text).map_err(description_error)?;
+        let meta: CheckpointMeta = serde_json::from_str(text).map_err(refused)?;
         // A shape out of bounds would make LibTorch allocate without limit.
         if let Err(e) = meta.network.validate() {
-            return Err(Damaged(format!("the description's network shape: {e}")).into());
+            return Err(damaged(format!("the description's network shape: {e}")));
         }
         if let Some(lineage) = &meta.lineage {
             let counts = [
@@ -234,21 +217,21 @@ impl CheckpointMeta {
                 ("lineage (inherited + run)", lineage.total()),
             ];
             if let Some(why) = counts.iter().find_map(|(what, compute)| compute.check(what).err()) {
-                return Err(Damaged(format!("the description's {why}")).into());
+                return Err(damaged(format!("the description's {why}")));
             }
         }
         if meta.encoding_version != ENCODING_VERSION {
-            let why = format!("encoding version {} (this program uses {ENCODING_VERSION})", meta.encoding_version);
-            return Err(Incompatible(why).into());
+            let found = meta.encoding_version;
+            return Err(LoadError::Encoding { path: path.into(), found, expected: ENCODING_VERSION });
         }
         Ok(meta)
     }
 }
 
 /// Loads a checkpoint's network, its shape taken from the description beside it.
-pub fn load_checkpoint(weights: &Path, device: Device) -> Result<(Network, CheckpointMeta)> {
-    if !weights.is_file() {
-        bail!("checkpoint {} does not exist", weights.display());
+pub fn load_checkpoint(weights: &Path, device: Device) -> Result<(Network, CheckpointMeta), LoadError> {
+    if !weights.exists() {
+        return Err(LoadError::Missing { path: weights.into() });
     }
     let meta = read_meta(weights)?;
     let network = Network::load(weights, &meta.network, device)?;
@@ -295,8 +278,8 @@ pub fn checkpoints_newest_first(dir: &Path) -> Result<Vec<PathBuf>> {
 pub fn load_checkpoint_or_older(weights: &Path, device: Device) -> Result<(Network, CheckpointMeta, PathBuf)> {
     let first = match load_checkpoint(weights, device) {
         Ok((network, meta)) => return Ok((network, meta, weights.to_path_buf())),
-        Err(e) if is_incompatible(&e) => return Err(e),
-        Err(e) => e,
+        Err(e) if e.is_incompatible() => return Err(e.into()),
+        Err(e) => anyhow::Error::new(e),
     };
     tracing::warn!("{}: cannot be loaded ({first:#}); trying the checkpoint before it", weights.display());
     let folder = weights.parent().unwrap_or(Path::new("."));
@@ -368,7 +351,7 @@ pub fn best_checkpoint(dir: &Path) -> Result<Option<PathBuf>> {
 /// Records `weights` (a file in `dir`) as the best checkpoint.
 pub fn set_best_checkpoint(dir: &Path, weights: &Path) -> Result<()> {
     let checkpoint = weights.file_name().context("a checkpoint has a file name")?.to_string_lossy().into_owned();
-    crate::durable::write_atomic(&dir.join(BEST_FILE), serde_json::to_string(&Best { checkpoint })?.as_bytes())
+    Ok(crate::durable::write_atomic(&dir.join(BEST_FILE), serde_json::to_string(&Best { checkpoint })?.as_bytes())?)
 }
 
 /// Applies the retention policy ([`Retention`]) to a models folder, the
@@ -426,14 +409,19 @@ mod tests {
     fn a_missing_or_foreign_description_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let weights = dir.path().join("w.safetensors");
-        let err = format!("{:#}", load_checkpoint(&weights, Device::Cpu).err().unwrap());
-        assert!(err.contains("does not exist"), "{err}");
+        let err = load_checkpoint(&weights, Device::Cpu).err().unwrap();
+        assert!(matches!(&err, LoadError::Missing { path } if *path == weights), "{err:?}");
         std::fs::write(&weights, b"w").unwrap();
-        let err = format!("{:#}", load_checkpoint(&weights, Device::Cpu).err().unwrap());
-        assert!(err.contains("w.json (the description beside the weights)"), "{err}");
+        let err = load_checkpoint(&weights, Device::Cpu).err().unwrap();
+        assert!(matches!(&err, LoadError::Missing { path } if path.ends_with("w.json")), "{err:?}");
+        assert!(err.is_damaged() && err.to_string().ends_with("w.json: does not exist"), "{err}");
         std::fs::write(dir.path().join("w.json"), r#"{"step": 1}"#).unwrap();
-        let err = format!("{:#}", load_checkpoint(&weights, Device::Cpu).err().unwrap());
-        assert!(err.contains("not a checkpoint description"), "{err}");
+        let err = load_checkpoint(&weights, Device::Cpu).err().unwrap();
+        assert!(matches!(err, LoadError::Fields { .. }) && err.is_incompatible(), "{err:?}");
+        assert!(err.to_string().contains("not a checkpoint description"), "{err}");
+        std::fs::write(dir.path().join("w.json"), r#"{"step": 1"#).unwrap();
+        let err = load_checkpoint(&weights, Device::Cpu).err().unwrap();
+        assert!(matches!(err, LoadError::Damaged { .. }), "JSON cut short is damage: {err:?}");
     }
 
     #[test]
@@ -488,9 +476,9 @@ mod tests {
                 config: serde_json::Value::Null,
             };
             std::fs::write(weights.with_extension("json"), serde_json::to_string(&meta).unwrap()).unwrap();
-            let err = format!("{:#}", load_checkpoint(&weights, Device::Cpu).err().unwrap());
-            assert!(err.contains("the description's network shape") && err.contains(named), "{err}");
-            assert!(!is_incompatible(&load_checkpoint(&weights, Device::Cpu).err().unwrap()));
+            let err = load_checkpoint(&weights, Device::Cpu).err().unwrap();
+            assert!(matches!(&err, LoadError::Damaged { why, .. } if why.contains(named)), "{err:?}");
+            assert!(err.to_string().contains("the description's network shape"), "{err}");
         }
     }
     /// The description's fields as this program writes them: a change to

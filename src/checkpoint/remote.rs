@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::files::{check_file_name, step_of, Retention, PARTS};
 use crate::durable::{sha256_hex, write_atomic};
-use crate::store::{join, local_cache, Store, Superseded};
+use crate::store::{join, local_cache, Store, StoreError};
 
 /// The file naming a run's newest checkpoint in the store.
 pub const LATEST_FILE: &str = "latest.json";
@@ -57,13 +57,13 @@ impl Store {
         match self.put_if(&name, serde_json::to_vec_pretty(&latest)?, version) {
             // A write of ours that landed, its reply lost and the request
             // tried again, meets itself: what is there now tells.
-            Err(e) if e.is::<Superseded>() => match self.get_versioned(&name)? {
+            Err(e @ StoreError::Superseded { .. }) => match self.get_versioned(&name)? {
                 Some((bytes, now)) if serde_json::from_slice::<Latest>(&bytes).is_ok_and(|there| there == latest) => {
                     Ok(now)
                 }
-                _ => Err(e),
+                _ => Err(e.into()),
             },
-            other => other,
+            other => Ok(other?),
         }
     }
 

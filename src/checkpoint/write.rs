@@ -43,7 +43,7 @@ pub fn write(
     let stem = checkpoint_stem(meta.step);
     let [description, optim, published] = PARTS.map(|ext| models.join(format!("{stem}.{ext}")));
     let temporaries = [temporary_path(&description)?, temporary_path(&optim)?, temporary_path(&published)?];
-    let written = (|| {
+    let written = (|| -> Result<()> {
         write_file(&temporaries[0], serde_json::to_string_pretty(meta)?.as_bytes())?;
         Tensor::write_safetensors(optimizer, &temporaries[1])
             .with_context(|| format!("cannot write {}", temporaries[1].display()))?;
@@ -57,7 +57,7 @@ pub fn write(
         }
         publish(&temporaries[0], &description)?;
         publish(&temporaries[1], &optim)?;
-        publish(&temporaries[2], &published)
+        Ok(publish(&temporaries[2], &published)?)
     })();
     if written.is_err() {
         for path in &temporaries {
@@ -86,7 +86,7 @@ pub fn set_aside(weights: &Path) -> Result<PathBuf> {
 
 /// Reads a checkpoint's optimizer state (`.optim`) for `network`, checked
 /// as its weights are.
-pub fn read_optimizer_state(network: &Network, path: &Path) -> Result<OptimizerState> {
+pub fn read_optimizer_state(network: &Network, path: &Path) -> Result<OptimizerState, crate::error::LoadError> {
     let shapes = network.shapes();
     let buffers: Vec<String> = network.trainable().into_iter().map(|(name, _)| name).collect();
     let mut expected: BTreeMap<String, Vec<usize>> = buffers.iter().map(|n| (n.clone(), shapes[n].clone())).collect();

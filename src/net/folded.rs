@@ -129,7 +129,7 @@ mod tests {
         tch::no_grad(|| {
             for (name, mut var) in network.vs.variables() {
                 if is_batch_norm(&name) {
-                    var.copy_(&(var.rand_like() * 2.0 + 0.1));
+                    var.copy_(&(crate::net::seeded(1, || var.rand_like()) * 2.0 + 0.1));
                 }
             }
         });
@@ -154,7 +154,7 @@ mod tests {
     fn the_tower_runs_channels_last() {
         let config = NetConfig { blocks: 2, channels: 8, value_hidden: 8, value_pooling: true, aux_targets: true };
         let folded = FoldedNet::new(&Network::new(&config, Device::Cpu, 7).net, tch::Kind::Float);
-        let xs = Tensor::rand([3, crate::encoding::NUM_PLANES as i64, 7, 7], (tch::Kind::Float, Device::Cpu));
+        let xs = crate::net::random_input(3);
         let nhwc = |t: &Tensor| {
             let (size, stride) = (t.size(), t.stride());
             stride == [size[1] * size[2] * size[3], 1, size[3] * size[1], size[1]]

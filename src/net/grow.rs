@@ -67,7 +67,7 @@ fn keep(var: &mut Tensor, before: &Tensor) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encoding::INPUT_SIZE;
+    use crate::net::random_input;
 
     fn shape(blocks: usize, channels: i64, value_hidden: i64) -> NetConfig {
         NetConfig { blocks, channels, value_hidden, value_pooling: true, aux_targets: true }
@@ -86,11 +86,11 @@ mod tests {
         tch::no_grad(|| {
             for (name, mut var) in parent.vs.variables() {
                 if name.ends_with("running_mean") || name.ends_with("running_var") || name.ends_with("bn.bias") {
-                    var.copy_(&(Tensor::rand_like(&var) + 0.5));
+                    var.copy_(&(crate::net::seeded(1, || Tensor::rand_like(&var)) + 0.5));
                 }
             }
         });
-        let input = Tensor::rand([5, INPUT_SIZE as i64], (tch::Kind::Float, Device::Cpu)).view([5, -1, 7, 7]);
+        let input = random_input(5);
         for to in [shape(2, 8, 8), shape(3, 8, 8), shape(2, 12, 8), shape(2, 8, 16), shape(4, 16, 24)] {
             let grown = Network::grown(&parent, &to, Device::Cpu, 9).unwrap();
             assert_eq!(grown.config, to);
@@ -107,7 +107,7 @@ mod tests {
     fn a_grown_network_learns_in_its_new_weights() {
         let parent = Network::new(&shape(1, 8, 8), Device::Cpu, 3);
         let grown = Network::grown(&parent, &shape(2, 12, 8), Device::Cpu, 9).unwrap();
-        let input = Tensor::rand([4, INPUT_SIZE as i64], (tch::Kind::Float, Device::Cpu)).view([4, -1, 7, 7]);
+        let input = random_input(4);
         let (policy, value, _) = grown.net.forward_all_t(&input, true);
         (policy.square().mean(None) + value.square().mean(None)).backward();
         let variables = grown.vs.variables();

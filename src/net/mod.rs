@@ -10,6 +10,7 @@ use tch::nn;
 use tch::{Device, Kind, Tensor};
 
 use crate::encoding::{GRID, INPUT_SIZE, NUM_ACTIONS, NUM_PLANES};
+use crate::error::LoadError;
 use crate::search::Forward;
 
 mod folded;
@@ -196,6 +197,23 @@ pub fn machine_name() -> String {
 /// The number of auxiliary outputs of a network with `aux_targets`.
 pub const AUX_OUTPUTS: i64 = crate::samples::AUX_TARGETS as i64;
 
+/// Runs `draw` with LibTorch's random generator seeded with `seed`.
+/// LibTorch has one generator for the process: seeding it and drawing is
+/// one step, or another thread's draws (another network built at the same
+/// time) would change what `draw` draws. Every draw from it goes through here.
+pub(crate) fn seeded<T>(seed: i64, draw: impl FnOnce() -> T) -> T {
+    static DRAWING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _drawing = DRAWING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    tch::manual_seed(seed);
+    draw()
+}
+
+/// `n` random inputs (drawn from `n`), for the unit tests.
+#[cfg(test)]
+pub(crate) fn random_input(n: i64) -> Tensor {
+    seeded(n, || Tensor::rand([n, INPUT_SIZE as i64], (Kind::Float, Device::Cpu))).view([n, -1, 7, 7])
+}
+
 /// The smallest network, for the unit tests.
 #[cfg(test)]
 pub(crate) const TINY: NetConfig =
@@ -369,25 +387,20 @@ pub struct Network {
 impl Network {
     /// A freshly initialised network (weights drawn from `seed`).
     pub fn new(config: &NetConfig, device: Device, seed: i64) -> Network {
-        // LibTorch has one random generator for the process: seeding it and
-        // drawing the weights is one step, or another thread's draws (another
-        // network built at the same time) would change these weights.
-        static INIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _drawing = INIT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        tch::manual_seed(seed);
-        let vs = nn::VarStore::new(device);
-        let net = PolicyValueNet::new(&vs.root(), config);
-        Network { vs, net, config: *config, kind: Kind::Float, folded: None, onnx: None }
+        seeded(seed, || {
+            let vs = nn::VarStore::new(device);
+            let net = PolicyValueNet::new(&vs.root(), config);
+            Network { vs, net, config: *config, kind: Kind::Float, folded: None, onnx: None }
+        })
     }
 
     /// Loads weights saved by [`Network::save`] into a network of `config`'s
-    /// shape: every variable, each fp32, of its shape and finite (else a
-    /// [`crate::weights::Damaged`] error).
-    pub fn load(path: &Path, config: &NetConfig, device: Device) -> Result<Network> {
+    /// shape: every variable, each fp32, of its shape and finite (else
+    /// [`LoadError::Damaged`]).
+    pub fn load(path: &Path, config: &NetConfig, device: Device) -> Result<Network, LoadError> {
         let network = Network::new(config, device, 0);
         let variables = network.vs.variables();
-        let tensors = crate::weights::read(path, &network.shapes())
-            .with_context(|| format!("cannot load weights into a network of shape {config:?}"))?;
+        let tensors = crate::weights::read(path, &network.shapes())?;
         crate::weights::require(&tensors, variables.keys(), path)?;
         tch::no_grad(|| {
             for (name, tensor) in &tensors {

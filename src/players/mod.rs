@@ -306,7 +306,7 @@ impl NetworkPlayer {
         search: &SearchConfig,
     ) -> Result<NetworkPlayer> {
         let (network, meta) = load_for_play(weights, device, inference)?;
-        let variant = meta.variant().ok();
+        let variant = meta.variant();
         Ok(NetworkPlayer { network, budget, keep_tree, search: *search, tree: None, variant })
     }
 }

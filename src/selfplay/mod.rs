@@ -13,19 +13,18 @@
 
 use std::time::Instant;
 
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
-use rayon::prelude::*;
-
 use crate::config::Config;
 use crate::games::GameFile;
 use crate::rules::Position;
 use crate::search::{BatchError, Batched};
 pub use crate::search::{ConstantForward, Forward};
 pub use gipf_core::selfplay::SelfplayGame;
+use gipf_core::selfplay::{play_round, GameSource};
 
+mod outboxes;
 pub mod overlap;
 mod play;
+pub use outboxes::{gather_outboxes, stray_outboxes};
 pub use play::{play, play_workers, PlayOptions, PlayReport};
 
 /// Counts since the generator started.
@@ -64,14 +63,11 @@ impl Group {
         if let Some((logits, values)) = self.output.take() {
             self.games.apply(&logits, &values, &config.search)?;
         }
-        let (settings, search) = (&config.selfplay, &config.search);
-        let played: Vec<usize> =
-            self.games.games_mut().par_iter_mut().map(|game| game.play_searched(settings, search)).collect();
-        let finished = self.games.take_if(SelfplayGame::is_over)?;
+        let round = play_round(&mut self.games, &config.selfplay, &config.search)?;
         let work = Work {
-            actions: played.iter().sum::<usize>() as u64,
-            finished_actions: finished.iter().map(|game| game.actions().len() as u64).sum(),
-            finished: finished.into_iter().map(|game| game.into_game(model, worker, config_json)).collect(),
+            actions: round.actions,
+            finished_actions: round.finished.iter().map(|game| game.actions().len() as u64).sum(),
+            finished: round.finished.into_iter().map(|game| game.into_game(model, worker, config_json)).collect(),
         };
         self.games.gather(&config.search, |_| true)?;
         Ok(work)
@@ -95,9 +91,7 @@ pub struct Generator {
     groups: [Group; 2],
     /// The group whose batch the network runs next.
     current: usize,
-    seed_rng: SmallRng,
-    /// Games still to start; `None`: no limit.
-    to_start: Option<u64>,
+    source: GameSource,
     pub stats: Stats,
 }
 
@@ -106,14 +100,14 @@ impl Generator {
     /// at once; `worker` names this process in the games.
     pub fn new(config: Config, seed: u64, games: Option<u64>, worker: &str) -> Generator {
         let config_json = serde_json::to_value(&config).expect("a configuration is plain data");
+        let source = GameSource::new(Position::new(config.game.variant), config.game.max_actions, seed, games);
         let mut generator = Generator {
             config,
             config_json,
             worker: worker.to_string(),
             groups: Default::default(),
             current: 0,
-            seed_rng: SmallRng::seed_from_u64(seed),
-            to_start: games,
+            source,
             stats: Stats::default(),
         };
         for i in 0..generator.config.selfplay.parallel_games {
@@ -124,14 +118,9 @@ impl Generator {
 
     /// Starts a game in group `g` if more are wanted.
     fn start_game(&mut self, g: usize) {
-        if self.to_start == Some(0) {
-            return;
+        if let Some(game) = self.source.next_game(&self.config.selfplay, &self.config.search) {
+            self.groups[g].games.push(game);
         }
-        self.to_start = self.to_start.map(|n| n - 1);
-        let c = &self.config;
-        let start = Position::new(c.game.variant);
-        let game = SelfplayGame::new(start, c.game.max_actions, self.seed_rng.random(), &c.selfplay, &c.search);
-        self.groups[g].games.push(game);
     }
 
     /// Runs one step: the network evaluates one group's batch on this thread

@@ -183,8 +183,8 @@ pub fn play(options: PlayOptions) -> Result<PlayReport> {
 pub fn play_workers(options: PlayOptions, places: &[crate::layout::Worker]) -> Result<PlayReport> {
     anyhow::ensure!(!places.is_empty(), "self-play needs a worker");
     if options.upload.is_some() {
-        let strays = crate::shards::stray_outboxes(&options.out, "", 1..places.len())?;
-        crate::shards::gather_outboxes(&options.out, &strays)?;
+        let strays = super::stray_outboxes(&options.out, "", 1..places.len())?;
+        super::gather_outboxes(&options.out, &strays)?;
     }
     let stop = options.stop.clone().unwrap_or_default();
     let for_worker = |w: usize| -> Result<PlayOptions> {
@@ -194,7 +194,7 @@ pub fn play_workers(options: PlayOptions, places: &[crate::layout::Worker]) -> R
         if places.len() > 1 {
             let n = places.len() as u64;
             one.worker = format!("{}.{w}", options.worker);
-            crate::shards::check_worker_id(&one.worker)?;
+            crate::games::check_worker_name(&one.worker)?;
             one.seed = options.seed ^ (w as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             one.games = options.games.map(|games| games / n + u64::from((w as u64) < games % n));
             one.progress = options.progress && w == 0;

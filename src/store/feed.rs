@@ -83,6 +83,6 @@ impl ShardFeed {
         let key = join(&self.folder, name);
         let bytes =
             self.store.get(&key)?.with_context(|| format!("{} was listed but is gone", self.store.url(&key)))?;
-        write_atomic(&into.join(name), &bytes)
+        Ok(write_atomic(&into.join(name), &bytes)?)
     }
 }

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use futures::StreamExt;
 use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
@@ -52,11 +52,64 @@ pub struct Store {
 /// How long one request is retried before its caller sees the error.
 const RETRY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// An object that changed since this process last read or wrote it (another
-/// writer got there first).
+/// Why a request to the store failed, in kinds a caller tells apart.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Superseded(pub String);
+#[non_exhaustive]
+pub enum StoreError {
+    /// Not an `s3://bucket/prefix` URL.
+    #[error("{url}: {why}")]
+    Url { url: String, why: &'static str },
+    /// The store refused the credentials (`code`: its reason, such as
+    /// `SignatureDoesNotMatch`).
+    #[error("{url}: the store refused the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY): {code}")]
+    Refused { url: String, code: String },
+    /// The object changed since this process last read or wrote it:
+    /// another writer got there first, and nothing was written.
+    #[error("{url} changed since this process last wrote it")]
+    Superseded { url: String },
+    /// There is no such object.
+    #[error("{url} does not exist")]
+    NotFound { url: String },
+    /// An object larger than its kind may be ([`size_bound`]).
+    #[error("{url}: {size} bytes, more than such an object may have ({most})")]
+    TooLarge { url: String, size: u64, most: u64 },
+    /// A request that failed (after the store client's own retries); `code`,
+    /// where the store gave one, is its reason.
+    #[error("cannot {action} {url}{}", code.as_ref().map(|c| format!(": {c}")).unwrap_or_default())]
+    Request {
+        action: &'static str,
+        url: String,
+        code: Option<String>,
+        #[source]
+        source: Box<object_store::Error>,
+    },
+    /// A local file or the client's runtime.
+    #[error("{what}")]
+    Local {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    fn request(action: &'static str, url: String) -> impl FnOnce(object_store::Error) -> StoreError {
+        move |source| {
+            let text = source.to_string();
+            // The store's own reason, e.g. <Code>NoSuchBucket</Code>.
+            let code = text.split("<Code>").nth(1).and_then(|rest| rest.split("</Code>").next()).map(String::from);
+            StoreError::Request { action, url, code, source: Box::new(source) }
+        }
+    }
+
+    /// `error`'s [`StoreError`], where one is in its chain of causes.
+    pub fn find(error: &anyhow::Error) -> Option<&StoreError> {
+        error.chain().find_map(|cause| cause.downcast_ref::<StoreError>())
+    }
+}
+
+/// The store's answers.
+pub type StoreResult<T> = std::result::Result<T, StoreError>;
 
 /// The most bytes an object may have, by its kind: a shard (as much as a
 /// shard may hold unpacked), a checkpoint's weights or optimizer state (a
@@ -90,16 +143,19 @@ impl std::fmt::Debug for Store {
 
 impl Store {
     /// Opens `s3://bucket/prefix`, configured from the environment.
-    pub fn open(url: &str) -> Result<Store> {
+    pub fn open(url: &str) -> StoreResult<Store> {
         Store::open_with(url, std::env::vars())
     }
 
     /// Opens `s3://bucket/prefix`, configured from the given `AWS_*`
     /// settings (named as the environment variables) instead.
-    pub fn open_with(url: &str, settings: impl IntoIterator<Item = (String, String)>) -> Result<Store> {
-        let rest = url.strip_prefix("s3://").with_context(|| format!("{url}: expected s3://bucket/prefix"))?;
+    pub fn open_with(url: &str, settings: impl IntoIterator<Item = (String, String)>) -> StoreResult<Store> {
+        let bad = |why| StoreError::Url { url: url.to_string(), why };
+        let rest = url.strip_prefix("s3://").ok_or_else(|| bad("expected s3://bucket/prefix"))?;
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-        anyhow::ensure!(!bucket.is_empty(), "{url}: no bucket named");
+        if bucket.is_empty() {
+            return Err(bad("no bucket named"));
+        }
         let settings: BTreeMap<String, String> = settings.into_iter().filter(|(k, _)| k.starts_with("AWS_")).collect();
         let mut builder = object_store::aws::AmazonS3Builder::new().with_bucket_name(bucket);
         for (key, value) in &settings {
@@ -119,12 +175,11 @@ impl Store {
         // error means one is installed already, which serves as well.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let retry = object_store::RetryConfig { max_retries: 3, retry_timeout: RETRY_TIMEOUT, ..Default::default() };
-        let store =
-            builder.with_retry(retry).build().with_context(|| format!("{url}: cannot configure the object store"))?;
+        let store = builder.with_retry(retry).build().map_err(StoreError::request("configure", url.to_string()))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .context("cannot start the object store's runtime")?;
+            .map_err(|source| StoreError::Local { what: "cannot start the object store's runtime".into(), source })?;
         let store = Store {
             store: Arc::new(store),
             prefix: Key::from(prefix.trim_end_matches('/')),
@@ -137,29 +192,20 @@ impl Store {
 
     /// Lists the first page under the prefix, so that wrong credentials, a
     /// missing bucket or an unreachable endpoint are reported at start.
-    fn check_access(&self) -> Result<()> {
+    fn check_access(&self) -> StoreResult<()> {
         let first = self.runtime.block_on(async { self.store.list(Some(&self.prefix)).next().await });
-        match first {
-            None | Some(Ok(_)) => Ok(()),
-            Some(Err(e)) => {
-                let text = e.to_string();
-                let refused = matches!(
-                    e,
-                    object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. }
-                ) || text.contains("403 Forbidden")
-                    || text.contains("401 Unauthorized");
-                // The store's own reason, e.g. <Code>SignatureDoesNotMatch</Code>.
-                let code = text.split("<Code>").nth(1).and_then(|rest| rest.split("</Code>").next());
-                match (refused, code) {
-                    (true, code) => bail!(
-                        "{}: the store refused the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY): {}",
-                        self.url,
-                        code.unwrap_or("access denied")
-                    ),
-                    (false, Some(code)) => bail!("{}: cannot list the run in the store: {code}", self.url),
-                    (false, None) => Err(e).with_context(|| format!("{}: cannot list the run in the store", self.url)),
-                }
+        let Some(Err(e)) = first else { return Ok(()) };
+        let denied =
+            matches!(e, object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. });
+        let text = e.to_string();
+        let error = StoreError::request("list the run in the store at", self.url.clone())(e);
+        match error {
+            StoreError::Request { url, code, .. }
+                if denied || text.contains("403 Forbidden") || text.contains("401 Unauthorized") =>
+            {
+                Err(StoreError::Refused { url, code: code.unwrap_or_else(|| "access denied".into()) })
             }
+            other => Err(other),
         }
     }
 
@@ -173,13 +219,13 @@ impl Store {
     }
 
     /// The names of the objects directly in `folder`.
-    pub fn list(&self, folder: &str) -> Result<Vec<String>> {
+    pub fn list(&self, folder: &str) -> StoreResult<Vec<String>> {
         self.list_after(folder, None)
     }
 
     /// The names of the objects directly in `folder` after `offset` in name
     /// order (all of them without one): the store skips the others.
-    pub fn list_after(&self, folder: &str, offset: Option<&str>) -> Result<Vec<String>> {
+    pub fn list_after(&self, folder: &str, offset: Option<&str>) -> StoreResult<Vec<String>> {
         let key = self.key(folder);
         self.runtime.block_on(async {
             let mut names = Vec::new();
@@ -188,7 +234,7 @@ impl Store {
                 None => self.store.list(Some(&key)),
             };
             while let Some(meta) = listing.next().await {
-                let meta = meta.with_context(|| format!("cannot list {}", self.url(folder)))?;
+                let meta = meta.map_err(StoreError::request("list", self.url(folder)))?;
                 if let Some(name) = meta.location.prefix_match(&key).and_then(|mut parts| {
                     let first = parts.next()?;
                     parts.next().is_none().then(|| first.as_ref().to_string())
@@ -205,21 +251,20 @@ impl Store {
     /// object larger than its kind may be ([`size_bound`]) is an error, told
     /// by the size the store gives before the body is read, and by the
     /// bytes read should the store's size be wrong.
-    pub fn get(&self, name: &str) -> Result<Option<Vec<u8>>> {
+    pub fn get(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
         Ok(self.get_versioned(name)?.map(|(bytes, _)| bytes))
     }
 
     /// [`Store::get`], with the object's version (its ETag) for [`Store::put_if`].
-    pub fn get_versioned(&self, name: &str) -> Result<Option<(Vec<u8>, Option<String>)>> {
+    pub fn get_versioned(&self, name: &str) -> StoreResult<Option<(Vec<u8>, Option<String>)>> {
         let key = self.key(name);
         let most = size_bound(name);
-        let too_large =
-            |size: u64| anyhow::anyhow!("{}: {size} bytes, more than such an object may have ({most})", self.url(name));
+        let too_large = |size: u64| StoreError::TooLarge { url: self.url(name), size, most };
         self.runtime.block_on(async {
             let got = match self.store.get(&key).await {
                 Ok(got) => got,
                 Err(object_store::Error::NotFound { .. }) => return Ok(None),
-                Err(e) => return Err(e).with_context(|| format!("cannot read {}", self.url(name))),
+                Err(e) => return Err(StoreError::request("read", self.url(name))(e)),
             };
             let (size, version) = (got.meta.size as u64, got.meta.e_tag.clone());
             if size > most {
@@ -228,7 +273,7 @@ impl Store {
             let mut bytes = Vec::with_capacity(size as usize);
             let mut body = got.into_stream();
             while let Some(chunk) = body.next().await {
-                let chunk = chunk.with_context(|| format!("cannot read {}", self.url(name)))?;
+                let chunk = chunk.map_err(StoreError::request("read", self.url(name)))?;
                 if (bytes.len() + chunk.len()) as u64 > most {
                     return Err(too_large((bytes.len() + chunk.len()) as u64));
                 }
@@ -241,8 +286,8 @@ impl Store {
     /// Stores `bytes` as `name` only while the object is at `version` (its
     /// ETag, as last read or written; `None`: only while there is none), in
     /// one conditional request; returns the new version. An object changed
-    /// since is a [`Superseded`] error, and nothing is written.
-    pub fn put_if(&self, name: &str, bytes: Vec<u8>, version: Option<&str>) -> Result<Option<String>> {
+    /// since is a [`StoreError::Superseded`] error, and nothing is written.
+    pub fn put_if(&self, name: &str, bytes: Vec<u8>, version: Option<&str>) -> StoreResult<Option<String>> {
         let key = self.key(name);
         let mode = match version {
             Some(e_tag) => PutMode::Update(UpdateVersion { e_tag: Some(e_tag.to_string()), version: None }),
@@ -252,50 +297,45 @@ impl Store {
         self.runtime.block_on(async {
             match self.store.put_opts(&key, PutPayload::from(bytes), options).await {
                 Ok(put) if put.e_tag.is_some() => Ok(put.e_tag),
-                Ok(_) => {
-                    Ok(self.store.head(&key).await.with_context(|| format!("cannot read {}", self.url(name)))?.e_tag)
-                }
+                Ok(_) => Ok(self.store.head(&key).await.map_err(StoreError::request("read", self.url(name)))?.e_tag),
                 Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => {
-                    Err(Superseded(format!("{} changed since this process last wrote it", self.url(name))).into())
+                    Err(StoreError::Superseded { url: self.url(name) })
                 }
-                Err(e) => Err(e).with_context(|| format!("cannot write {}", self.url(name))),
+                Err(e) => Err(StoreError::request("write", self.url(name))(e)),
             }
         })
     }
 
     /// Stores `bytes` as `name` only if no object has that name; returns
     /// whether it was created (false: the name was taken, nothing changed).
-    pub fn create(&self, name: &str, bytes: Vec<u8>) -> Result<bool> {
+    pub fn create(&self, name: &str, bytes: Vec<u8>) -> StoreResult<bool> {
         let key = self.key(name);
         let options = PutOptions { mode: PutMode::Create, ..Default::default() };
         self.runtime.block_on(async {
             match self.store.put_opts(&key, PutPayload::from(bytes), options).await {
                 Ok(_) => Ok(true),
                 Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
-                Err(e) => Err(e).with_context(|| format!("cannot write {}", self.url(name))),
+                Err(e) => Err(StoreError::request("write", self.url(name))(e)),
             }
         })
     }
 
     /// Stores `bytes` as `name`, replacing what was there.
-    pub fn put(&self, name: &str, bytes: Vec<u8>) -> Result<()> {
+    pub fn put(&self, name: &str, bytes: Vec<u8>) -> StoreResult<()> {
         let key = self.key(name);
         self.runtime.block_on(async {
-            self.store
-                .put(&key, PutPayload::from(bytes))
-                .await
-                .with_context(|| format!("cannot write {}", self.url(name)))
+            self.store.put(&key, PutPayload::from(bytes)).await.map_err(StoreError::request("write", self.url(name)))
         })?;
         Ok(())
     }
 
     /// Removes `name` (nothing happens when there is no such object).
-    pub fn delete(&self, name: &str) -> Result<()> {
+    pub fn delete(&self, name: &str) -> StoreResult<()> {
         let key = self.key(name);
         self.runtime.block_on(async {
             match self.store.delete(&key).await {
                 Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-                Err(e) => Err(e).with_context(|| format!("cannot remove {}", self.url(name))),
+                Err(e) => Err(StoreError::request("remove", self.url(name))(e)),
             }
         })
     }
@@ -332,7 +372,7 @@ impl Store {
     pub fn download(&self, name: &str, into: &Path) -> Result<PathBuf> {
         let file = into.join(name.rsplit('/').next().unwrap_or(name));
         if !file.is_file() {
-            let bytes = self.get(name)?.with_context(|| format!("{} does not exist", self.url(name)))?;
+            let bytes = self.get(name)?.ok_or_else(|| StoreError::NotFound { url: self.url(name) })?;
             std::fs::create_dir_all(into).with_context(|| format!("cannot create {}", into.display()))?;
             write_atomic(&file, &bytes)?;
         }

@@ -23,7 +23,7 @@ use crate::layout::Layout;
 use crate::lease::Lease;
 use crate::model_source::ModelSource;
 use crate::selfplay::{self, PlayOptions};
-use crate::store::{Store, Superseded};
+use crate::store::{Store, StoreError};
 
 /// The seed of one self-play stream (a generation, or a worker): mixed with
 /// the clock, so that no two streams play the same games, across
@@ -102,7 +102,7 @@ impl Publisher {
             return Ok(());
         }
         match store.publish_checkpoint("models", path, *step, self.latest_version.as_deref()) {
-            Err(e) if e.is::<Superseded>() => {
+            Err(e) if matches!(StoreError::find(&e), Some(StoreError::Superseded { .. })) => {
                 return Err(
                     e.context("another trainer published to this run; this trainer stops so that only one writes it")
                 )
@@ -366,8 +366,8 @@ fn loop_with_workers(
     let stop = Arc::new(AtomicBool::new(false));
     let name = crate::shards::new_worker_id();
     if run.store.is_some() {
-        let strays = crate::shards::stray_outboxes(&run.root, "outbox-", 0..layout.workers.len())?;
-        crate::shards::gather_outboxes(&run.root.join("outbox-0"), &strays)?;
+        let strays = crate::selfplay::stray_outboxes(&run.root, "outbox-", 0..layout.workers.len())?;
+        crate::selfplay::gather_outboxes(&run.root.join("outbox-0"), &strays)?;
     }
     let mut workers = Vec::new();
     for (w, place) in layout.workers.iter().enumerate() {

@@ -30,13 +30,13 @@ use anyhow::{bail, Context, Result};
 use tch::{Device, Kind, Tensor};
 
 use crate::checkpoint::{
-    self, checkpoints_newest_first, read_meta, read_optimizer_state, CheckpointMeta, Compute, Incompatible, Lineage,
-    WeightsToWrite, CHECKPOINT_FORMAT, TRAINED,
+    self, checkpoints_newest_first, read_meta, read_optimizer_state, CheckpointMeta, Compute, Lineage, WeightsToWrite,
+    CHECKPOINT_FORMAT, TRAINED,
 };
 use crate::config::{Config, TrainConfig};
 use crate::encoding::ENCODING_VERSION;
+use crate::error::LoadError;
 use crate::net::{machine_name, NetConfig, Network, Precision};
-use crate::weights::is_damaged;
 pub use driver::{train_steps, Trained, Wait};
 pub use from::ParentModel;
 pub use games_read::GamesRead;
@@ -111,8 +111,8 @@ impl Trainer {
         let Some(newest) = all.first() else { return Ok(Trainer::new(config, device, seed)) };
         let first = match Trainer::load(config, newest, device) {
             Ok(trainer) => return Ok(trainer),
-            Err(e) if !is_damaged(&e) => return Err(e),
-            Err(e) => e,
+            Err(e) if !e.is_damaged() => return Err(e.into()),
+            Err(e) => anyhow::Error::new(e),
         };
         let mut reason = format!("{first:#}");
         for (damaged, older) in all.iter().zip(&all[1..]) {
@@ -125,7 +125,7 @@ impl Trainer {
             );
             match Trainer::load(config, older, device) {
                 Ok(trainer) => return Ok(trainer),
-                Err(e) if !is_damaged(&e) => return Err(e),
+                Err(e) if !e.is_damaged() => return Err(e.into()),
                 Err(e) => reason = format!("{e:#}"),
             }
         }
@@ -133,7 +133,7 @@ impl Trainer {
     }
 
     /// Loads a checkpoint from its weights file (the `.json` and `.optim` beside it too).
-    pub fn load(config: &Config, weights: &Path, device: Device) -> Result<Trainer> {
+    pub fn load(config: &Config, weights: &Path, device: Device) -> Result<Trainer, LoadError> {
         let meta = read_meta(weights)?;
         check_variant(&meta, config, weights)?;
         check_shape(&meta, &config.network, weights)?;
@@ -360,29 +360,25 @@ impl Trainer {
 
 /// A checkpoint of another variant than the config's cannot be resumed or
 /// continued: its games and its network are another game's.
-fn check_variant(meta: &CheckpointMeta, config: &Config, weights: &Path) -> Result<()> {
-    let variant = meta.variant()?;
-    if variant == config.game.variant {
-        return Ok(());
+fn check_variant(meta: &CheckpointMeta, config: &Config, weights: &Path) -> Result<(), LoadError> {
+    let path = weights.with_extension("json");
+    let Some(found) = meta.variant() else {
+        return Err(LoadError::Fields { path, why: "the description names no variant".into() });
+    };
+    match found == config.game.variant {
+        true => Ok(()),
+        false => Err(LoadError::Variant { path, found, expected: config.game.variant }),
     }
-    let why =
-        format!("{}: it plays the {variant} variant and the config the {}", weights.display(), config.game.variant);
-    Err(Incompatible(why).into())
 }
 
-/// A checkpoint's network shape against the config's: another shape is
-/// [`Incompatible`].
-fn check_shape(meta: &CheckpointMeta, network: &NetConfig, weights: &Path) -> Result<()> {
-    if meta.network == *network {
-        return Ok(());
+/// A checkpoint's network shape against the config's.
+fn check_shape(meta: &CheckpointMeta, network: &NetConfig, weights: &Path) -> Result<(), LoadError> {
+    match meta.network == *network {
+        true => Ok(()),
+        false => {
+            Err(LoadError::Shape { path: weights.with_extension("json"), found: meta.network, expected: *network })
+        }
     }
-    let why = format!(
-        "{}: network {:?} differs from the config's {:?}",
-        weights.with_extension("json").display(),
-        meta.network,
-        network
-    );
-    Err(Incompatible(why).into())
 }
 
 /// The lineage a resumed run goes on with: its checkpoint's, on this

@@ -430,7 +430,9 @@ mod tests {
         assert_eq!(report.skipped.len(), 1);
         assert!(report.skipped[0].0.ends_with("game-broken.json"));
         let err = Window::default().load_new(Path::new("/no/such/games"), |_| 1000).unwrap_err();
-        assert!(format!("{err:#}").contains("cannot read games folder /no/such/games"));
+        let unreadable = err.chain().find_map(|e| e.downcast_ref::<crate::shards::ShardError>());
+        assert!(matches!(unreadable, Some(crate::shards::ShardError::Unreadable { .. })), "{err:#}");
+        assert!(format!("{err:#}").contains("cannot read /no/such/games"), "{err:#}");
     }
 
     /// A resumed window reads the games files after its checkpoint's cursor as

@@ -120,7 +120,8 @@ fn a_run_resumed_with_another_variant_is_refused() {
     let mut basic = tiny();
     basic.game.variant = gipf::rules::Variant::Basic;
     let Err(err) = Trainer::resume_or_new(&basic, dir.path(), Device::Cpu, 1) else { panic!("resumed as basic") };
-    assert!(gipf::checkpoint::is_incompatible(&err), "an incompatible checkpoint, not a damaged one: {err:#}");
+    let found = gipf::error::LoadError::find(&err);
+    assert!(found.is_some_and(|e| e.is_incompatible()), "an incompatible checkpoint, not a damaged one: {err:#}");
     let err = format!("{err:#}");
     assert!(err.contains("it plays the standard variant and the config the basic"), "{err}");
     let names: Vec<String> =

@@ -361,7 +361,7 @@ impl<G: Searching + Send> Batched<G> {
 
 /// `f` on every item, on rayon's threads with the `parallel` feature (the
 /// web build runs them in turn).
-pub(super) fn map_each<T: Send, R: Send>(items: &mut [T], f: impl Fn(&mut T) -> R + Sync + Send) -> Vec<R> {
+pub(crate) fn map_each<T: Send, R: Send>(items: &mut [T], f: impl Fn(&mut T) -> R + Sync + Send) -> Vec<R> {
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;

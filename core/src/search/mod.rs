@@ -23,6 +23,7 @@ pub use analysis::{Analysis, Candidate};
 /// an analysis, the web board's and the Python package's searches), so
 /// that no request can take a machine's memory.
 pub const MAX_SIMULATIONS: u32 = 100_000;
+pub(crate) use batched::map_each;
 pub use batched::{BatchError, Batched, InvalidRoot, NotFinite, Root, Search, Searching};
 pub use evaluation::{softmax, ConstantForward, Evaluation, Evaluator, Forward, UniformEvaluator};
 use gumbel::{sigma, GumbelRoot};

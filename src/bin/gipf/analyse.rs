@@ -43,7 +43,7 @@ fn read_record(args: &Args) -> Result<(Variant, Vec<Action>)> {
     let path = &args.record;
     if path.to_string_lossy().ends_with(gipf::shards::SHARD_SUFFIX) {
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let games = gipf::shards::parse_lines(&bytes).with_context(|| path.display().to_string())?;
+        let games = gipf::shards::parse_lines(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         let count = games.len();
         let (line, game) = games
             .into_iter()

@@ -1,23 +1,31 @@
 //! Files that survive a crash or a power loss: written under a temporary
 //! name, synced, renamed into place, and the folder synced, so that a path
-//! holds either the whole new content or what it held before.
+//! holds either the whole new content or what it held before. Errors keep
+//! their kind ([`std::io::ErrorKind`]) and name the path.
 
-use std::io::Write;
+use std::io::{Error, Result, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 
 const TEMPORARY_PREFIX: &str = ".tmp-";
+
+/// `error`, its message naming what was done to `path`.
+fn naming<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(Error) -> Error + 'a {
+    move |error| Error::new(error.kind(), format!("cannot {what} {}: {error}", path.display()))
+}
 
 /// A temporary name beside `path`, which [`write_atomic`] writes first:
 /// hidden (readers skip names starting with a dot), random (nobody can plant
 /// a link under it beforehand), and ending like `path` (some writers choose
 /// the format by the extension).
 pub fn temporary_path(path: &Path) -> Result<PathBuf> {
-    let name = path.file_name().context("a file path needs a file name")?.to_string_lossy();
+    let Some(name) = path.file_name() else {
+        return Err(Error::new(std::io::ErrorKind::InvalidInput, format!("{}: not a file path", path.display())));
+    };
     let unique = rand::random::<u64>();
-    Ok(folder_of(path).join(format!("{TEMPORARY_PREFIX}{}-{unique:016x}-{name}", std::process::id())))
+    let name = format!("{TEMPORARY_PREFIX}{}-{unique:016x}-{}", std::process::id(), name.to_string_lossy());
+    Ok(folder_of(path).join(name))
 }
 
 fn folder_of(path: &Path) -> &Path {
@@ -35,13 +43,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// it; a file or link already there is an error, and on failure nothing is
 /// left at `tmp`.
 pub fn write_file(tmp: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(tmp)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    let written =
-        file.write_all(bytes).and_then(|_| file.sync_all()).with_context(|| format!("cannot write {}", tmp.display()));
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(tmp).map_err(naming("write", tmp))?;
+    let written = file.write_all(bytes).and_then(|_| file.sync_all()).map_err(naming("write", tmp));
     if written.is_err() {
         let _ = std::fs::remove_file(tmp);
     }
@@ -51,9 +54,12 @@ pub fn write_file(tmp: &Path, bytes: &[u8]) -> Result<()> {
 /// Writes `path` by `write`, which writes the new file it is given (a
 /// [`temporary_path`] beside `path`), then publishes it; on failure nothing
 /// is left, and `path` holds what it held.
-pub fn write_through(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+pub fn write_through<E: From<Error>>(
+    path: &Path,
+    write: impl FnOnce(&Path) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
     let tmp = temporary_path(path)?;
-    let done = write(&tmp).and_then(|()| publish(&tmp, path));
+    let done = write(&tmp).and_then(|()| Ok(publish(&tmp, path)?));
     if done.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -64,19 +70,17 @@ pub fn write_through(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Re
 /// or full folder is reported before any work).
 pub fn check_writable(dir: &Path) -> Result<()> {
     let probe = temporary_path(&dir.join("probe"))?;
-    std::fs::File::create(&probe).with_context(|| format!("cannot write in {}", dir.display()))?;
-    std::fs::remove_file(&probe).with_context(|| format!("cannot write in {}", dir.display()))
+    std::fs::File::create(&probe).map_err(naming("write in", dir))?;
+    std::fs::remove_file(&probe).map_err(naming("write in", dir))
 }
 
 /// Syncs the finished file `tmp`, renames it to `path` and syncs the folder.
 /// On failure `tmp` is removed and `path` is left as it was.
 pub fn publish(tmp: &Path, path: &Path) -> Result<()> {
-    let done = std::fs::File::open(tmp)
-        .and_then(|f| f.sync_all())
-        .with_context(|| format!("cannot sync {}", tmp.display()))
-        .and_then(|_| {
-            std::fs::rename(tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
-        });
+    let done = std::fs::File::open(tmp).and_then(|f| f.sync_all()).map_err(naming("sync", tmp)).and_then(|_| {
+        std::fs::rename(tmp, path)
+            .map_err(|e| Error::new(e.kind(), format!("cannot rename {} to {}: {e}", tmp.display(), path.display())))
+    });
     if let Err(e) = done {
         let _ = std::fs::remove_file(tmp);
         return Err(e);
@@ -86,7 +90,7 @@ pub fn publish(tmp: &Path, path: &Path) -> Result<()> {
 
 /// Makes the folder's entries (new names, removals) durable.
 pub fn sync_folder(dir: &Path) -> Result<()> {
-    std::fs::File::open(dir).and_then(|f| f.sync_all()).with_context(|| format!("cannot sync folder {}", dir.display()))
+    std::fs::File::open(dir).and_then(|f| f.sync_all()).map_err(naming("sync folder", dir))
 }
 
 /// Removes temporary files (see [`temporary_path`]) older than `age` left in
@@ -111,8 +115,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// The sha256 of the file at `path`, in hexadecimal.
 pub fn sha256_of_file(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(sha256_hex(&bytes))
+    Ok(sha256_hex(&std::fs::read(path).map_err(naming("read", path))?))
 }
 
 #[cfg(test)]
@@ -127,8 +130,9 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        let err = format!("{:#}", write_atomic(&dir.path().join("no/such/b.json"), b"x").unwrap_err());
-        assert!(err.contains("cannot write"), "{err}");
+        let err = write_atomic(&dir.path().join("no/such/b.json"), b"x").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+        assert!(err.to_string().starts_with("cannot write") && err.to_string().contains("no/such"), "{err}");
         // A link (or any file) already at a temporary name is never written through.
         let (victim, planted) = (dir.path().join("victim"), dir.path().join(".tmp-planted"));
         std::fs::write(&victim, b"precious").unwrap();
