@@ -11,6 +11,7 @@ mod picture;
 mod position;
 mod record;
 mod setup;
+mod types;
 
 pub use action::{parse_actions, Action, NotationError, Push};
 pub use geometry::{
@@ -19,8 +20,7 @@ pub use geometry::{
 };
 pub use perft::perft;
 pub use picture::picture;
-pub use position::{
-    Color, GipfRight, IllegalAction, NameError, Outcome, Phase, Piece, Position, Row, Variant, WinReason,
-};
+pub use position::Position;
 pub use record::{action_strings, replay, replay_with, GameRecord, RecordError};
 pub use setup::{BoardEntries, PerColor, Setup, SetupError, StateJson};
+pub use types::{Color, GipfRight, IllegalAction, NameError, Outcome, Phase, Piece, Row, Variant, WinReason};

@@ -3,7 +3,8 @@
 use std::fmt::Write;
 
 use super::geometry::Cell;
-use super::position::{Color, Phase, Position, WinReason};
+use super::position::Position;
+use super::types::{Color, Phase, WinReason};
 
 /// Draws the board (a rim dot by its name, such as `a1`, `+` an empty point,
 /// `w`/`b` singles, `W`/`B` GIPF pieces) with both reserves, captured counts

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::action::{parse_actions, Action, NotationError};
-use super::position::{IllegalAction, NameError, Position, Variant};
+use super::position::Position;
+use super::types::{IllegalAction, NameError, Variant};
 
 /// A whole game as its actions from the variant's start.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]

@@ -10,7 +10,8 @@ use thiserror::Error;
 
 use super::action::NotationError;
 use super::geometry::{Cell, Point};
-use super::position::{Color, GipfRight, Phase, Piece, Position, Variant};
+use super::position::Position;
+use super::types::{Color, GipfRight, Phase, Piece, Variant};
 
 /// A value for each player.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]

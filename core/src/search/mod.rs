@@ -8,9 +8,11 @@
 
 mod analysis;
 mod batched;
+mod config;
 mod evaluation;
 mod forced;
 mod gumbel;
+mod readouts;
 mod reuse;
 mod solver;
 
@@ -18,79 +20,13 @@ use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
 pub use analysis::{Analysis, Candidate};
-
-/// The most simulations one search may be asked for (a self-play decision,
-/// an analysis, the web board's and the Python package's searches), so
-/// that no request can take a machine's memory.
-pub const MAX_SIMULATIONS: u32 = 100_000;
 pub(crate) use batched::map_each;
 pub use batched::{BatchError, Batched, InvalidRoot, NotFinite, Root, Search, Searching};
+pub use config::{SearchConfig, MAX_BATCH, MAX_SIMULATIONS};
 pub use evaluation::{softmax, ConstantForward, Evaluation, Evaluator, Forward, UniformEvaluator};
 use gumbel::{sigma, GumbelRoot};
 
-use crate::bounds::{check_positive, check_range, check_unit, check_up_to, Checked};
 use crate::rules::{Action, Color, Position};
-
-/// The tree search's settings (`[search]`): self-play, the arena, the
-/// engine and the web board search with them.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SearchConfig {
-    /// Exploration constant of PUCT.
-    pub c_puct: f32,
-    /// First-play urgency: an unvisited child is valued at the parent's value
-    /// less this.
-    pub fpu_reduction: f32,
-    /// Leaves gathered from one tree for each call to the evaluator.
-    pub batch_size: usize,
-    /// Visits a pending leaf counts as lost, so that one batch spreads out.
-    pub virtual_loss: f32,
-    /// MCTS-solver: finished games found in the tree prove wins and losses
-    /// upwards (a position is won when one action wins it, lost when every
-    /// action loses it); the search then always takes a proven win, never
-    /// a proven loss while another action is open, and stops spending
-    /// simulations below proven positions.
-    #[serde(default)]
-    pub solver: bool,
-    /// The priors are the network's policy softmax(logits / T) with this
-    /// T: above 1 the search spreads wider than the policy (Leela Chess
-    /// Zero's policy softmax temperature), 1 takes the policy as it is.
-    #[serde(default = "one")]
-    pub policy_temperature: f32,
-}
-
-fn one() -> f32 {
-    1.0
-}
-
-impl SearchConfig {
-    /// Checks each setting against its range, naming it as `search.KEY`.
-    pub fn validate(&self) -> Checked {
-        check_positive("search.c_puct", self.c_puct as f64, 100.0)?;
-        check_unit("search.fpu_reduction", self.fpu_reduction as f64)?;
-        check_range("search.batch_size", self.batch_size as i64, 1, MAX_BATCH as i64)?;
-        check_positive("search.policy_temperature", self.policy_temperature as f64, 10.0)?;
-        check_up_to("search.virtual_loss", self.virtual_loss as f64, 10.0)
-    }
-}
-
-/// The most leaves one tree gathers for a batch.
-pub const MAX_BATCH: usize = 256;
-
-/// The settings of `configs/cpu.toml`'s `[search]` (tested there), which
-/// the web board's engine uses when a request sends none.
-impl Default for SearchConfig {
-    fn default() -> SearchConfig {
-        SearchConfig {
-            c_puct: 1.5,
-            fpu_reduction: 0.2,
-            batch_size: 4,
-            virtual_loss: 1.0,
-            solver: false,
-            policy_temperature: 1.0,
-        }
-    }
-}
 
 #[derive(Clone, Debug)]
 struct Edge {
@@ -197,34 +133,6 @@ impl Tree {
         Tree { nodes: vec![Node::new(pos)], edges: Vec::new(), root: 0, gumbel: None, forced: None }
     }
 
-    pub fn root_position(&self) -> &Position {
-        &self.nodes[self.root as usize].pos
-    }
-
-    /// Visits of the root so far.
-    pub fn root_visits(&self) -> u32 {
-        self.nodes[self.root as usize].visits
-    }
-
-    /// The root's value for its player to act (0 before any visit).
-    pub fn root_value(&self) -> f32 {
-        let root = &self.nodes[self.root as usize];
-        match root.pos.to_act() {
-            Some(player) if root.visits > 0 => as_seen_by(root.white_value_sum / root.visits as f32, player),
-            _ => 0.0,
-        }
-    }
-
-    /// Whether the solver has proven the root won or lost.
-    pub fn root_proven(&self) -> bool {
-        self.nodes[self.root as usize].proven.is_some()
-    }
-
-    /// The root's legal actions with their visit counts.
-    pub fn root_visit_counts(&self) -> Vec<(Action, u32)> {
-        self.children(self.root).iter().map(|e| (e.action, e.visits)).collect()
-    }
-
     /// Switches the current search to Gumbel root selection over `candidates`
     /// actions with `simulations` more to share out (visits the root already
     /// has do not count). Does nothing before the root is expanded, or with
@@ -239,80 +147,9 @@ impl Tree {
         self.gumbel = Some(GumbelRoot::new(&priors, base, candidates, simulations, rng));
     }
 
-    /// The root edges' values for the root player, unvisited ones completed
-    /// with the mixed value of the paper (appendix D): the evaluator's value
-    /// of the root blended with the prior-weighted values of the visited edges.
-    fn completed_q(&self) -> Vec<f32> {
-        let children = self.children(self.root);
-        let visited = children.iter().filter(|e| e.visits > 0);
-        let (mut visits, mut prior_mass, mut weighted_q) = (0.0f32, 0.0f32, 0.0f32);
-        for e in visited {
-            visits += e.visits as f32;
-            prior_mass += e.prior;
-            weighted_q += e.prior * e.value_sum / e.visits as f32;
-        }
-        let raw = self.nodes[self.root as usize].eval_value;
-        let mixed = match prior_mass > 0.0 {
-            true => (raw + visits * weighted_q / prior_mass) / (1.0 + visits),
-            false => raw,
-        };
-        children.iter().map(|e| if e.visits > 0 { e.value_sum / e.visits as f32 } else { mixed }).collect()
-    }
-
-    fn max_root_visits(&self) -> u32 {
-        self.children(self.root).iter().map(|e| e.visits).max().unwrap_or(0)
-    }
-
-    /// The action the search recommends: a proven win if there is one (known
-    /// only with [`SearchConfig::solver`]); else with Gumbel root selection
-    /// the best remaining candidate; otherwise the most visited, a proven
-    /// loss only when every action is one.
-    pub fn best_action(&self) -> Option<Action> {
-        let children = self.children(self.root);
-        let player = self.root_position().to_act()?;
-        if let Some(win) = children.iter().find(|e| self.proven(e) == Some(player)) {
-            return Some(win.action);
-        }
-        let index = match &self.gumbel {
-            Some(g) => {
-                let q = self.completed_q();
-                g.best(|i| q[i], self.max_root_visits())
-            }
-            None => (0..children.len()).max_by_key(|&i| (self.proven(&children[i]).is_none(), children[i].visits))?,
-        };
-        children.get(index).map(|e| e.action)
-    }
-
-    /// The policy target over the root's legal actions: with Gumbel root
-    /// selection, softmax(log prior + sigma(completed q)); otherwise the visit
-    /// distribution, pruned of forced playouts when the search forced them.
-    pub fn policy_target(&self) -> Vec<(Action, f32)> {
-        let children = self.children(self.root);
-        if self.gumbel.is_some() {
-            let q = self.completed_q();
-            let max_visits = self.max_root_visits();
-            let mut policy: Vec<f32> =
-                children.iter().zip(&q).map(|(e, &q)| e.prior.max(1e-12).ln() + sigma(q, max_visits)).collect();
-            softmax(&mut policy);
-            children.iter().zip(policy).map(|(e, p)| (e.action, p)).collect()
-        } else {
-            let visits = match self.forced {
-                Some(forced) => self.pruned_visits(forced),
-                None => children.iter().map(|e| e.visits as f32).collect(),
-            };
-            let total = visits.iter().sum::<f32>().max(1.0);
-            children.iter().zip(visits).map(|(e, v)| (e.action, v / total)).collect()
-        }
-    }
-
     fn children(&self, node: u32) -> &[Edge] {
         let n = &self.nodes[node as usize];
         &self.edges[n.first_edge as usize..(n.first_edge + n.num_edges) as usize]
-    }
-
-    /// Whether the root has been evaluated and has its edges.
-    pub fn root_expanded(&self) -> bool {
-        self.nodes[self.root as usize].expanded
     }
 
     /// Mixes Dirichlet noise into the root's priors (`fraction` of noise with

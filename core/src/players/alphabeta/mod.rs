@@ -15,14 +15,16 @@
 
 pub mod classic;
 mod plain;
+mod quiescence;
+mod table;
 mod zobrist;
 
 use std::time::Duration;
 
-use super::patterns::Lines;
 use super::{Player, PlayerError};
-use crate::rules::{Action, Bitboard, Color, Phase, Position};
+use crate::rules::{Action, Color, Phase, Position};
 pub use plain::evaluate;
+use table::{bound, from_table, to_table, Bound, Entry, Table};
 pub use zobrist::zobrist;
 
 /// The score of a win found `ply` decisions from the root is `WIN - ply`.
@@ -31,11 +33,6 @@ const WIN: i32 = 1_000_000;
 const WIN_BOUND: i32 = WIN - 10_000;
 /// The deepest iteration of a timed search.
 const MAX_DEPTH: i32 = 64;
-/// Transposition table entries (a power of two).
-const TABLE_SIZE: usize = 1 << 20;
-/// Pushes the classic quiescence search may add beyond the depth: each makes
-/// a row of the pusher's (and its removal is searched with it).
-const QUIESCENCE_PUSHES: i32 = 4;
 /// The classic root's first window: the previous iteration's value plus or
 /// minus this (a third of a logit in the classic evaluation's units).
 const ASPIRATION: i32 = 35;
@@ -64,29 +61,11 @@ pub enum Style {
     Classic,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Bound {
-    Exact,
-    /// The value is at least the stored one (a beta cut-off).
-    Lower,
-    /// The value is at most the stored one (no action raised alpha).
-    Upper,
-}
-
-#[derive(Clone, Copy)]
-struct Entry {
-    key: u64,
-    depth: i32,
-    value: i32,
-    bound: Bound,
-    best: Option<Action>,
-}
-
 /// A classical player: the search and its tables.
 pub struct AlphaBeta {
     style: Style,
     limit: Limit,
-    table: Vec<Option<Entry>>,
+    table: Table,
     /// Two killer actions per ply from the root.
     killers: Vec<[Option<Action>; 2]>,
     /// Cut-offs caused by each push (by index and kind), weighted by depth.
@@ -134,7 +113,7 @@ impl AlphaBeta {
             style,
             limit,
             clock,
-            table: vec![None; TABLE_SIZE],
+            table: Table::new(),
             killers: Vec::new(),
             history: [[0; 2]; crate::rules::NUM_PUSHES],
             deadline: None,
@@ -336,38 +315,15 @@ impl AlphaBeta {
         (deep_enough && cut).then_some(value)
     }
 
-    /// At the horizon (depth 0 or below, `QUIESCENCE_PUSHES` more at most)
-    /// the player to push may stand on the static score or make a row of
-    /// its own, whose removal and what follows are searched the same way.
-    fn quiesce(&mut self, pos: &Position, mut alpha: i32, beta: i32, ply: u32, depth: i32) -> i32 {
-        let me = pos.to_move();
-        let stand = classic::evaluate(pos, me);
-        if depth <= -QUIESCENCE_PUSHES || stand >= beta {
-            return stand;
+    /// The table's entry for the position with this key.
+    fn probe(&self, key: u64) -> Option<Entry> {
+        self.use_table.then(|| self.table.probe(key)).flatten()
+    }
+
+    fn store(&mut self, key: u64, depth: i32, value: i32, bound: Bound, best: Option<Action>, ply: u32) {
+        if self.use_table && !self.stopped {
+            self.table.store(Entry { key, depth, value: to_table(value, ply), bound, best });
         }
-        let candidates = capture_candidates(pos, me);
-        if candidates.is_empty() {
-            return stand;
-        }
-        let mut best = stand;
-        alpha = alpha.max(stand);
-        for action in candidates {
-            let mut child = *pos;
-            child.play_unchecked(action);
-            if !captures(&child, me) {
-                continue;
-            }
-            let value = self.child_value(&child, me, depth - 1, alpha, beta, ply);
-            if self.stopped {
-                return 0;
-            }
-            best = best.max(value);
-            alpha = alpha.max(value);
-            if alpha >= beta {
-                break;
-            }
-        }
-        best
     }
 
     /// A cut-off by `action`: it becomes a killer at `ply` and gains history.
@@ -406,90 +362,6 @@ impl AlphaBeta {
         actions.sort_by_cached_key(|a| std::cmp::Reverse(rank(a)));
         actions
     }
-
-    /// The table's entry for the position with this key.
-    fn probe(&self, key: u64) -> Option<Entry> {
-        if !self.use_table {
-            return None;
-        }
-        self.table[key as usize & (TABLE_SIZE - 1)].filter(|e| e.key == key)
-    }
-
-    fn store(&mut self, key: u64, depth: i32, value: i32, bound: Bound, best: Option<Action>, ply: u32) {
-        if !self.use_table || self.stopped {
-            return;
-        }
-        let slot = &mut self.table[key as usize & (TABLE_SIZE - 1)];
-        // Keep the deeper entry of another position; always replace the same one.
-        if slot.is_some_and(|e| e.key != key && e.depth > depth) {
-            return;
-        }
-        *slot = Some(Entry { key, depth, value: to_table(value, ply), bound, best });
-    }
-}
-
-/// What a node's best value says, given the window it was searched in.
-fn bound(best: i32, alpha: i32, beta: i32) -> Bound {
-    match best {
-        v if v >= beta => Bound::Lower,
-        v if v <= alpha => Bound::Upper,
-        _ => Bound::Exact,
-    }
-}
-
-/// The legal pushes of `me` that may capture: those that change a point
-/// of a near row of `me`'s (every push, when the opponent has nothing left
-/// in reserve and may lose at once).
-fn capture_candidates(pos: &Position, me: Color) -> Vec<Action> {
-    let mut actions = pos.legal_actions();
-    if pos.reserve(me.opponent()) > 0 {
-        let near_rows = Lines::of(pos.pieces(me)).near_row_points();
-        actions.retain(|&a| changes_any(pos, a, near_rows));
-    }
-    actions
-}
-
-/// Whether `action` (a push) changes what stands on any of `points`: the
-/// points from its entry up to the first empty one, which it fills.
-fn changes_any(pos: &Position, action: Action, points: Bitboard) -> bool {
-    let Action::Push(push) = action else { return true };
-    let occupied = pos.occupied();
-    for &p in &push.geometry().path {
-        if points.contains(p) {
-            return true;
-        }
-        if !occupied.contains(p) {
-            return false;
-        }
-    }
-    false
-}
-
-/// Whether `me`'s push that led to `child` captures: it made a row of
-/// `me`'s to remove, or won.
-fn captures(child: &Position, me: Color) -> bool {
-    match child.phase() {
-        Phase::Remove { player, .. } => player == me,
-        Phase::Over(outcome) => outcome.winner == me,
-        Phase::Push => false,
-    }
-}
-
-/// Win scores are stored relative to the node, so that they hold wherever it is reached.
-fn to_table(value: i32, ply: u32) -> i32 {
-    match value {
-        v if v > WIN_BOUND => v + ply as i32,
-        v if v < -WIN_BOUND => v - ply as i32,
-        v => v,
-    }
-}
-
-fn from_table(value: i32, ply: u32) -> i32 {
-    match value {
-        v if v > WIN_BOUND => v - ply as i32,
-        v if v < -WIN_BOUND => v + ply as i32,
-        v => v,
-    }
 }
 
 impl Player for AlphaBeta {
@@ -506,13 +378,14 @@ impl Player for AlphaBeta {
     /// Forgets what earlier games taught the move ordering, so that a game
     /// plays the same whichever games its thread played before.
     fn new_game(&mut self, _seed: u64) {
-        self.table.iter_mut().for_each(|e| *e = None);
+        self.table.clear();
         self.killers.clear();
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::quiescence::{capture_candidates, captures};
     use super::*;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
