@@ -12,7 +12,8 @@ use pyo3::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::{apply_outputs, parse_variant, planes, value_error};
+use crate::search::{apply_outputs, planes};
+use crate::{parse_variant, value_error};
 
 /// `defaults` with the keys of `overrides` (a JSON object) put in; an
 /// unknown key or a value of the wrong type is an error naming `table`.
