@@ -14,12 +14,16 @@ use crate::search::{SearchConfig, Tree, UniformEvaluator};
 /// What a run of random games measured.
 #[derive(Clone, Copy, Debug)]
 pub struct RulesThroughput {
+    /// Games played, each to its end or the length cap.
     pub games: u64,
+    /// Actions played in all.
     pub actions: u64,
+    /// Wall-clock seconds they took.
     pub seconds: f64,
 }
 
 impl RulesThroughput {
+    /// Actions played per second.
     pub fn actions_per_second(&self) -> f64 {
         self.actions as f64 / self.seconds
     }
@@ -43,11 +47,14 @@ pub fn random_games(variant: Variant, duration: Duration, max_actions: u32, seed
 /// What a run of searches measured.
 #[derive(Clone, Copy, Debug)]
 pub struct SearchThroughput {
+    /// Simulations run in all.
     pub simulations: u64,
+    /// Wall-clock seconds they took.
     pub seconds: f64,
 }
 
 impl SearchThroughput {
+    /// Simulations run per second.
     pub fn simulations_per_second(&self) -> f64 {
         self.simulations as f64 / self.seconds
     }
@@ -71,14 +78,18 @@ pub fn uniform_search(variant: Variant, duration: Duration, simulations: u32, ba
 /// What timed classical searches of a set of positions measured.
 #[derive(Clone, Copy, Debug)]
 pub struct ClassicalThroughput {
+    /// Positions searched.
     pub positions: u32,
+    /// Nodes visited in all.
     pub nodes: u64,
+    /// Wall-clock seconds the searches took.
     pub seconds: f64,
     /// The mean depth of the deepest finished iteration.
     pub mean_depth: f64,
 }
 
 impl ClassicalThroughput {
+    /// Nodes visited per second.
     pub fn nodes_per_second(&self) -> f64 {
         self.nodes as f64 / self.seconds
     }

@@ -221,14 +221,22 @@ pub struct GateConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// `[game]`: the variant learned and the game's length cap.
     pub game: GameConfig,
+    /// `[network]`: the network's shape.
     pub network: NetConfig,
+    /// `[play]`: how a process that plays runs its forward passes.
     pub play: PlayConfig,
+    /// `[search]`: the tree search's settings.
     pub search: SearchConfig,
+    /// `[selfplay]`: how self-play plays and records its games.
     pub selfplay: SelfplayConfig,
+    /// `[train]`: training.
     pub train: TrainConfig,
+    /// `[loop]`: how `gipf loop` runs self-play beside its trainer.
     #[serde(rename = "loop")]
     pub main_loop: LoopConfig,
+    /// `[gate]`: gating; none without the table, and the loop does not gate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateConfig>,
 }
@@ -309,6 +317,8 @@ impl Config {
         Ok(config)
     }
 
+    /// Checks every key against its range, the keys that depend on each other,
+    /// and that the window fits in this machine's memory; an error names the key.
     pub fn validate(&self) -> Result<()> {
         self.network.validate()?;
         check_range("game.max_actions", self.game.max_actions as i64, 10, 100_000)?;

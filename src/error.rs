@@ -15,11 +15,16 @@ use gipf_core::network::NetConfig;
 pub enum LoadError {
     /// There is no such file.
     #[error("{}: does not exist", path.display())]
-    Missing { path: PathBuf },
+    Missing {
+        /// The file.
+        path: PathBuf,
+    },
     /// The file is there but cannot be read (permissions, a failing disk).
     #[error("cannot read {}", path.display())]
     Unreadable {
+        /// The file.
         path: PathBuf,
+        /// Why it cannot be read.
         #[source]
         source: std::io::Error,
     },
@@ -27,23 +32,61 @@ pub enum LoadError {
     /// the wrong name, shape or number format, values that are not finite,
     /// a description that is not JSON or holds counts out of bounds.
     #[error("{}: {why}", path.display())]
-    Damaged { path: PathBuf, why: String },
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
     /// A checkpoint format this program does not read.
     #[error("{}: checkpoint format {found} (this program reads formats 1 to {newest})", path.display())]
-    Format { path: PathBuf, found: u32, newest: u32 },
+    Format {
+        /// The description.
+        path: PathBuf,
+        /// Its format.
+        found: u32,
+        /// The newest format this program reads.
+        newest: u32,
+    },
     /// Positions encoded otherwise than this program encodes them.
     #[error("{}: encoding version {found} (this program uses {expected})", path.display())]
-    Encoding { path: PathBuf, found: u32, expected: u32 },
+    Encoding {
+        /// The description.
+        path: PathBuf,
+        /// Its encoding version.
+        found: u32,
+        /// This program's ([`crate::encoding::ENCODING_VERSION`]).
+        expected: u32,
+    },
     /// A description of fields this program does not know: written by
     /// another version.
     #[error("{}: not a checkpoint description of this version ({why})", path.display())]
-    Fields { path: PathBuf, why: String },
+    Fields {
+        /// The description.
+        path: PathBuf,
+        /// How the fields differ from this version's.
+        why: String,
+    },
     /// A network of another shape than the configuration's.
     #[error("{}: network {found:?} differs from the config's {expected:?}", path.display())]
-    Shape { path: PathBuf, found: NetConfig, expected: NetConfig },
+    Shape {
+        /// The description.
+        path: PathBuf,
+        /// The checkpoint's network.
+        found: NetConfig,
+        /// The configuration's.
+        expected: NetConfig,
+    },
     /// A network of another variant than the configuration's.
     #[error("{}: it plays the {found} variant and the config the {expected}", path.display())]
-    Variant { path: PathBuf, found: Variant, expected: Variant },
+    Variant {
+        /// The description.
+        path: PathBuf,
+        /// The variant the checkpoint plays.
+        found: Variant,
+        /// The configuration's.
+        expected: Variant,
+    },
 }
 
 impl LoadError {

@@ -21,30 +21,43 @@ use crate::encoding::{
 use crate::net::{NetConfig, Network};
 use crate::rules::{Point, Position, Variant};
 
+/// The TorchScript module's file in the export's folder.
 pub const TORCHSCRIPT_FILE: &str = "model.pt";
+/// The ONNX model's file.
 pub const ONNX_FILE: &str = "model.onnx";
+/// The safetensors weights' file.
 pub const WEIGHTS_FILE: &str = "model.safetensors";
+/// The model card's file.
 pub const CARD_FILE: &str = "model.json";
 
 /// The model card: what a front-end needs to feed the model and read it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelCard {
+    /// The checkpoint's name: its weights file's stem.
     pub checkpoint: String,
+    /// Its training step.
     pub step: u64,
+    /// The samples its training drew.
     pub samples_seen: u64,
+    /// The variant it plays.
     pub variant: Variant,
+    /// The version of the input encoding ([`ENCODING_VERSION`]).
     pub encoding_version: u32,
+    /// The network's shape.
     pub network: NetConfig,
     /// `[batch, planes, 7, 7]`, float32.
     pub input_shape: [i64; 4],
+    /// The name of each input plane, in order.
     pub input_planes: Vec<String>,
     /// Grid cell (`7 * row + column` of the 7x7 grid) of each board point, by notation.
     pub point_cells: Vec<(String, usize)>,
     /// `[batch, actions + 1]`, float32.
     pub output_shape: [i64; 2],
+    /// What the output's columns hold, in words.
     pub output: String,
     /// The action at each policy index, in the move notation.
     pub actions: Vec<String>,
+    /// The files of the export, by name.
     pub files: Vec<String>,
 }
 
@@ -120,7 +133,11 @@ fn onnx_error(network: &Network, model: &[u8]) -> Result<Option<f32>> {
 /// What [`export`] wrote, and how close the ONNX model is to the network
 /// (see `onnx_error`).
 pub struct Exported {
+    /// The files written: the module, the ONNX model, the weights and the card.
     pub files: Vec<PathBuf>,
+    /// The largest difference between ONNX Runtime's outputs of the ONNX model
+    /// and the network's, on sample positions; `None` where ONNX Runtime's
+    /// library does not load.
     pub onnx_error: Option<f32>,
 }
 

@@ -61,12 +61,16 @@ pub struct Budget {
 /// One self-play worker's place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Worker {
+    /// The device its forward passes run on.
     pub device: Device,
+    /// Its search threads.
     pub search_threads: usize,
+    /// Its LibTorch threads, which run its forward passes.
     pub torch_threads: usize,
 }
 
 impl Worker {
+    /// Its threads in all.
     pub fn threads(&self) -> usize {
         self.search_threads + self.torch_threads
     }
@@ -75,9 +79,13 @@ impl Worker {
 /// A run's processes: the trainer and its threads, and the workers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
+    /// The trainer's device: the first one listed.
     pub trainer: Device,
+    /// The trainer's LibTorch threads (0: no trainer).
     pub trainer_threads: usize,
+    /// The self-play workers, each device's first worker first.
     pub workers: Vec<Worker>,
+    /// The cores the run may use.
     pub cores: usize,
 }
 

@@ -8,6 +8,8 @@
 //! `review`, `tune`, `bench` ← `engine`, `arena`, `selfplay` ←
 //! `train` (`tests/layers.rs` checks it).
 
+#![warn(missing_docs)]
+
 pub use gipf_core::{bounds, durable, encoding, games, rules, samples, search, shards};
 
 pub mod net;
@@ -23,7 +25,7 @@ pub mod export;
 pub mod layout;
 pub mod lease;
 pub mod model_source;
-pub mod progress;
+pub(crate) mod progress;
 pub mod report;
 pub mod review;
 pub mod selfplay;

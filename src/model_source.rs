@@ -48,7 +48,10 @@ pub fn weights_named(name: &str) -> Result<PathBuf> {
 pub enum ModelSource {
     /// No model given: a freshly initialised network.
     Fresh,
+    /// One weights file.
     File(PathBuf),
+    /// A models folder: the checkpoint its `best.json` names, else the newest,
+    /// looked for again as training writes more.
     Folder(PathBuf),
     /// The checkpoint named in the store's `latest.json`, downloaded into
     /// a local folder; the store is asked again at most every [`POLL`].
@@ -65,8 +68,9 @@ pub const CACHED_CHECKPOINTS: usize = 3;
 /// The models of a run in an object store, and their local copies.
 #[derive(Debug)]
 pub struct RemoteModels {
-    pub store: Store,
-    pub cache: PathBuf,
+    store: Store,
+    /// The local folder its checkpoints are downloaded into.
+    cache: PathBuf,
     /// When the store last answered or failed, and the weights it named
     /// last; `None` before its first answer.
     last: Mutex<Option<(Instant, Option<PathBuf>)>>,
@@ -139,6 +143,9 @@ impl RemoteModels {
 }
 
 impl ModelSource {
+    /// The source a `--model` argument names: none for a fresh network, an
+    /// `s3://` URL for a store's models folder, a folder, or a weights file (a
+    /// path that does not exist is an error).
     pub fn from_arg(arg: Option<&Path>) -> Result<ModelSource> {
         Ok(match arg {
             None => ModelSource::Fresh,

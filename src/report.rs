@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+/// Shows how far work has got: a bar on a terminal, off one a plain line
+/// every few items where asked.
 pub struct Reporter {
     bar: ProgressBar,
     /// What is counted, e.g. "games".

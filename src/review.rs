@@ -24,7 +24,9 @@ const MISTAKE_LOSS: f32 = 0.2;
 pub struct Decision {
     /// 1 for the game's first decision.
     pub number: usize,
+    /// The colour that decided.
     pub player: Color,
+    /// The action played, in the move notation.
     pub played: String,
     /// The search's most visited action.
     pub choice: String,
@@ -34,15 +36,20 @@ pub struct Decision {
     pub after: f32,
     /// The choice's value less `after`, at least 0.
     pub loss: f32,
+    /// Whether the loss is one of the game's three largest and at least 0.2.
     pub mistake: bool,
 }
 
 /// A reviewed game.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Review {
+    /// The layout version, [`REVIEW_VERSION`].
     pub version: u32,
+    /// The variant played.
     pub variant: Variant,
+    /// The search's simulations for each decision.
     pub simulations: u32,
+    /// Every decision of the game, in order.
     pub decisions: Vec<Decision>,
     /// The winner, when the game is over.
     pub winner: Option<Color>,

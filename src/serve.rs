@@ -2,7 +2,7 @@
 //! `web/dist/`) and an exported model (under `/model/`, as the page asks
 //! for it) on one origin, so that the page makes no request elsewhere; with
 //! a run folder, its progress for the run's page (`run.html`): `/run/progress.json`
-//! (see [`crate::progress`]) and `/run/ratings.png` (its Elo plot).
+//! (see `progress.rs`) and `/run/ratings.png` (its Elo plot).
 //! Only files inside those folders are served: a path that leaves them
 //! (`..`, encoded or not) or names nothing is 404.
 //!
@@ -62,6 +62,7 @@ impl Default for Limits {
 /// What [`serve_on`] serves, and to whom.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
+    /// The bounds on connections, and how often a run's progress is read again.
     pub limits: Limits,
     /// Host names besides `localhost` and IP addresses that requests may
     /// name (`gipf serve --allow-host`, for a board served under a name).
@@ -147,23 +148,23 @@ async fn check_host(allowed: Arc<Vec<String>>, request: Request, next: Next) -> 
 
 /// The run's progress, read at most once per interval (off the server's
 /// thread) and shared by the requests meanwhile.
-pub struct ProgressCache {
+struct ProgressCache {
     run: PathBuf,
     every: Duration,
     /// When it was last read, and the JSON (or `None`: it could not be read).
     last: tokio::sync::Mutex<Option<(Instant, Option<String>)>>,
     /// Reads so far.
-    pub reads: std::sync::atomic::AtomicU64,
+    reads: std::sync::atomic::AtomicU64,
 }
 
 impl ProgressCache {
-    pub fn new(run: &Path, every: Duration) -> ProgressCache {
+    fn new(run: &Path, every: Duration) -> ProgressCache {
         ProgressCache { run: run.to_path_buf(), every, last: Default::default(), reads: Default::default() }
     }
 
     /// The progress as JSON, read again when older than the interval; an
     /// error is logged here, with its paths, and is `None` for the client.
-    pub async fn get(&self) -> Option<String> {
+    async fn get(&self) -> Option<String> {
         let mut last = self.last.lock().await;
         if let Some((_, json)) = last.as_ref().filter(|(at, _)| at.elapsed() < self.every) {
             return json.clone();

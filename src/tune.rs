@@ -20,15 +20,19 @@ const NEWTON_STEPS: usize = 25;
 /// Positions' features and the pusher's result (1 won, 0 lost, 0.5 drawn).
 #[derive(Default)]
 pub struct Dataset {
+    /// Each position's features, in [`FEATURE_NAMES`]' order.
     pub features: Vec<[f64; FEATURES]>,
+    /// The pusher's result in each position: 1 won, 0 lost, 0.5 drawn.
     pub results: Vec<f64>,
 }
 
 impl Dataset {
+    /// The positions held.
     pub fn len(&self) -> usize {
         self.results.len()
     }
 
+    /// Whether it holds no position.
     pub fn is_empty(&self) -> bool {
         self.results.is_empty()
     }
@@ -48,9 +52,13 @@ impl Dataset {
 /// What a folder of game records gives: the fit's positions, the held-out
 /// ones, the games read and the unreadable ones skipped (with a warning).
 pub struct Collected {
+    /// The positions the weights are fitted to.
     pub fit: Dataset,
+    /// The positions of one game in ten, held out to check the fit.
     pub held_out: Dataset,
+    /// Games read.
     pub games: usize,
+    /// Files and games that could not be read, skipped.
     pub skipped: usize,
 }
 

@@ -10,13 +10,16 @@ use std::cell::RefCell;
 #[error("{0}")]
 pub struct OutOfRange(String);
 
+/// What a check returns: nothing, or the setting out of range.
 pub type Checked = Result<(), OutOfRange>;
 
 /// A range a check applied: the key and the range as its error states it
 /// (`1..=256`, `0..=1`, `(0, 10]`, `0..`, `2..=selfplay.simulations`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Range {
+    /// The setting's key, like `selfplay.simulations`.
     pub key: String,
+    /// The range allowed, as the error states it.
     pub range: String,
 }
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use crate::rules::{parse_actions, picture, replay, Position, Setup, StateJson, Variant};
 use anyhow::{Context, Result};
 
+/// The options of `gipf rules` and `gipf-rules`.
 #[derive(clap::Args)]
 pub struct RulesArgs {
     /// The variant to start from (ignored with --position, which names its own).
@@ -22,6 +23,8 @@ pub struct RulesArgs {
     json: bool,
 }
 
+/// Plays `args`' actions from its start and prints the state reached: the
+/// picture and the legal actions, or with `--json` one [`StateJson`] line.
 pub fn rules(args: RulesArgs) -> Result<()> {
     let start = match &args.position {
         Some(path) => {

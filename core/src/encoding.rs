@@ -43,6 +43,7 @@ use crate::rules::{
 pub const ENCODING_VERSION: u32 = 1;
 /// Side of the square grid holding the hexagonal board.
 pub const GRID: usize = 7;
+/// Number of input planes, each [`GRID`] by [`GRID`].
 pub const NUM_PLANES: usize = 19;
 /// What each plane holds (as in the table above), for model cards.
 pub const PLANE_NAMES: [&str; NUM_PLANES] = [

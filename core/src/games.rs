@@ -35,7 +35,7 @@ use crate::rules::{action_strings, Action, Color, GameRecord, Position, Variant,
 pub struct GameError(String);
 
 impl GameError {
-    pub fn new(message: impl std::fmt::Display) -> GameError {
+    pub(crate) fn new(message: impl std::fmt::Display) -> GameError {
         GameError(message.to_string())
     }
 
@@ -61,7 +61,9 @@ pub fn shard_name(finished_ms: u64, worker: &str, sequence: u64) -> String {
     format!("{SHARD_PREFIX}{finished_ms:013}-{worker}-{sequence:06}{SHARD_SUFFIX}")
 }
 
+/// How every shard's name begins.
 pub const SHARD_PREFIX: &str = "shard-";
+/// How every shard's name ends: zstd-compressed JSON lines.
 pub const SHARD_SUFFIX: &str = ".jsonl.zst";
 /// zstd level of shards: 3 is zstd's default; higher levels gain little on this data.
 pub const SHARD_ZSTD_LEVEL: i32 = 3;
@@ -111,16 +113,21 @@ pub const OLDEST_GAME_FORMAT: u32 = 1;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EndReason {
+    /// The loser had no GIPF piece left on the board (standard and tournament).
     NoGipfPiece,
+    /// The loser had to push with an empty reserve.
     NoReserve,
     /// Cut at the configured length; scored as a draw.
     PlyCap,
 }
 
+/// How a stored game ended: who won and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GameResult {
+    /// The winner; `None` for a game cut at the ply cap.
     pub winner: Option<Color>,
+    /// Why the game ended.
     pub reason: EndReason,
 }
 
@@ -153,21 +160,32 @@ impl GameResult {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sample {
+    /// Index into the game's `actions` of the action then chosen.
     pub ply: usize,
+    /// The search's policy target: each legal action's notation and its share
+    /// (the shares sum to 1).
     pub policy: BTreeMap<String, f32>,
+    /// The search's value of the position for the player to act, in -1..=1.
     pub root_value: f32,
 }
 
 /// A finished game as stored.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GameFile {
+    /// The layout's format, from [`OLDEST_GAME_FORMAT`] to [`GAME_FORMAT`].
     pub format: u32,
+    /// The [`crate::encoding::ENCODING_VERSION`] the game was played with.
     pub encoding_version: u32,
+    /// The variant played, from its start.
     pub variant: Variant,
+    /// Every action of the game in order, removals included.
     #[serde(with = "action_strings")]
     pub actions: Vec<Action>,
+    /// The fully searched decisions, in order of `ply`.
     pub samples: Vec<Sample>,
+    /// How the game ended.
     pub result: GameResult,
+    /// The checkpoint that played it (its file name).
     pub model: String,
     /// The game's random seed (format 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]

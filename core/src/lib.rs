@@ -10,6 +10,8 @@
 //! `tests/layers.rs` checks it): `bounds`, `rules` ← `encoding`, `games`, `network` ←
 //! `samples`, `search`, `durable` ← `players`, `selfplay`, `shards` ← `cli`.
 
+#![warn(missing_docs)]
+
 pub mod bounds;
 pub mod rules;
 

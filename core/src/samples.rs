@@ -10,6 +10,7 @@ use crate::rules::{Color, Position, Symmetry};
 /// One position to learn from.
 #[derive(Clone, Debug)]
 pub struct TrainingSample {
+    /// The position to learn from, as the game reached it.
     pub pos: Position,
     /// The search's policy target, by action index; empty for a position
     /// that was not fully searched (a value target only).
@@ -35,6 +36,7 @@ pub struct TrainingSample {
 /// 2. material won over the next [`AUX_HORIZON`] actions (or to the end),
 ///    divided by 4 and clipped: a row's worth of captures.
 pub const AUX_TARGETS: usize = 3;
+/// Actions ahead over which auxiliary target 2 counts the material won.
 pub const AUX_HORIZON: usize = 8;
 
 /// How a game becomes samples (from `[train]`).

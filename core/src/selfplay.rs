@@ -282,6 +282,8 @@ pub struct GameSource {
 }
 
 impl GameSource {
+    /// `games` games (`None`: without end) from `start`, each cut after
+    /// `max_actions` actions, their seeds drawn from `seed`.
     pub fn new(start: Position, max_actions: u32, seed: u64, games: Option<u64>) -> GameSource {
         GameSource { start, max_actions, seeds: SmallRng::seed_from_u64(seed), remaining: games }
     }
@@ -298,7 +300,9 @@ impl GameSource {
 
 /// What a round of play did: the actions played, and the games that finished.
 pub struct Round {
+    /// Actions played in all the games, forced ones included.
     pub actions: u64,
+    /// The games that ended, taken out of the batch.
     pub finished: Vec<SelfplayGame>,
 }
 

@@ -29,7 +29,9 @@ pub enum ShardError {
     /// The file or folder is there but cannot be read.
     #[error("cannot read {}", path.display())]
     Unreadable {
+        /// The file or folder.
         path: PathBuf,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
@@ -37,7 +39,12 @@ pub enum ShardError {
     /// decompressed than a shard may be, not text; a one-game file that
     /// is not a game; with [`read_all`], a game refused.
     #[error("{}: {why}", path.display())]
-    Damaged { path: PathBuf, why: String },
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
 }
 
 /// How late a shard may arrive (after shards of other workers finished
@@ -100,7 +107,9 @@ pub fn check_name(name: &str, now_ms: u64) -> Result<(), String> {
 pub struct GamesFile {
     /// One game a file (format 1 runs); sorted before every shard.
     pub legacy: bool,
+    /// The file's name, which orders shards by the time they were finished.
     pub name: String,
+    /// Where the file is.
     pub path: PathBuf,
 }
 
@@ -137,7 +146,9 @@ pub fn sort(files: &mut [GamesFile]) {
 /// could not be read (`FILE line N: reason`), which are left out.
 #[derive(Debug, Default)]
 pub struct FileGames {
+    /// The games read, in the file's order.
     pub games: Vec<GameFile>,
+    /// Each game left out: `FILE line N: reason`.
     pub bad: Vec<String>,
 }
 

@@ -20,10 +20,13 @@ const MAX_GAMES_AT_ONCE: usize = 1024;
 /// What a gating match decided.
 #[derive(Clone, Debug)]
 pub struct GateOutcome {
+    /// The checkpoint that played for the place.
     pub candidate: PathBuf,
+    /// The best checkpoint before the match, its opponent.
     pub previous_best: PathBuf,
     /// The candidate's results.
     pub tally: Tally,
+    /// Whether the candidate scored `gate.threshold` or more and is now the best.
     pub accepted: bool,
 }
 
@@ -40,7 +43,7 @@ pub fn ensure_best(models: &Path) -> Result<PathBuf> {
 
 /// Plays `candidate` against the best checkpoint in `models` and makes it
 /// the best when it scores `gate.threshold` or more. The games are played
-/// all at once, batched as self-play batches them (see [`network_match`]).
+/// all at once, batched as self-play batches them (see `arena/batched.rs`).
 pub fn gate(
     run: &Path,
     candidate: &Path,

@@ -2,8 +2,35 @@
 //! baselines), both colours equally, from seeded random openings, games in
 //! parallel; results with intervals, an optional SPRT stop, matches played
 //! in pieces, and the ratings of a run's checkpoints.
+//!
+//! A short match of two baselines:
+//!
+//! ```rust
+//! use gipf::arena::{play_match, MatchOptions};
+//! use gipf::players::{Budget, PlayerSpec};
+//! use gipf::rules::Variant;
+//!
+//! let budget = Budget::Simulations(2);
+//! let (greedy, random) = (PlayerSpec::parse("greedy", budget)?, PlayerSpec::parse("random", budget)?);
+//! let options = MatchOptions {
+//!     variant: Variant::Basic,
+//!     games: 2,
+//!     opening_actions: 2,
+//!     max_actions: 300,
+//!     threads: 1,
+//!     seed: 1,
+//!     sprt: None,
+//!     device: tch::Device::Cpu,
+//!     inference: Default::default(),
+//!     search: Default::default(),
+//! };
+//! let report = play_match(&greedy, &random, &options, &mut |_| {})?;
+//! assert_eq!(report.tally.games(), 2);
+//! println!("greedy scored {:.2} against random", report.tally.score());
+//! # Ok::<(), anyhow::Error>(())
+//! ```
 
-pub mod batched;
+pub(crate) mod batched;
 pub mod gate;
 pub mod ratings;
 pub mod record;
@@ -28,6 +55,7 @@ pub use stats::{Sprt, SprtDecision, Tally, MAX_MATCH_GAMES};
 /// How a match is played.
 #[derive(Clone, Debug)]
 pub struct MatchOptions {
+    /// The game played.
     pub variant: Variant,
     /// Games to play (at most, with an SPRT). Games come in pairs: the same
     /// opening with the colours swapped.
@@ -38,11 +66,15 @@ pub struct MatchOptions {
     pub max_actions: u32,
     /// Games played at once (each thread holds its own copy of both players).
     pub threads: usize,
+    /// Seeds the openings and the players' own random choices.
     pub seed: u64,
+    /// A test that ends the match once it decides; `None` plays every game.
     pub sprt: Option<Sprt>,
+    /// The device the networks run on.
     pub device: Device,
     /// The number format of the networks' forward passes.
     pub inference: Inference,
+    /// The networks' search settings, besides the budget each spec names.
     pub search: SearchConfig,
 }
 
@@ -53,6 +85,7 @@ pub struct MatchReport {
     pub tally: Tally,
     /// The SPRT's verdict, when one was asked for.
     pub decision: Option<SprtDecision>,
+    /// The games' mean length in actions, the random opening's included.
     pub mean_length: f64,
     /// The time A and B took per action.
     pub think: [ThinkTime; 2],
@@ -61,8 +94,11 @@ pub struct MatchReport {
 /// The wall-clock time a player took per action.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ThinkTime {
+    /// The actions timed.
     pub actions: u64,
+    /// Their time in all.
     pub total: Duration,
+    /// The longest of them.
     pub max: Duration,
 }
 
@@ -79,6 +115,7 @@ impl ThinkTime {
         self.max = self.max.max(other.max);
     }
 
+    /// The mean time per action (zero before any action).
     pub fn mean(&self) -> Duration {
         self.total / self.actions.max(1) as u32
     }

@@ -25,17 +25,22 @@ use crate::players::{Budget, PlayerSpec};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MatchRecord {
+    /// The first player, from whose side the tally counts.
     pub a: String,
+    /// The second player (another checkpoint, or an anchor by its spec's name).
     pub b: String,
     /// The search budget both played with, e.g. "64 sims".
     pub budget: String,
+    /// The results, from `a`'s side.
     pub tally: Tally,
 }
 
 /// A checkpoint's rating, or an anchor's (without a step).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Rating {
+    /// The rated model's name in the matches, or the anchor's spec.
     pub checkpoint: String,
+    /// The checkpoint's training step; none for an anchor.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<u64>,
     /// A lineage's generation: the samples its whole training read.
@@ -60,12 +65,15 @@ pub enum Selection {
 /// Which checkpoints are rated and against how many predecessors.
 #[derive(Clone, Debug)]
 pub struct RatingOptions {
+    /// Which of the run's checkpoints are rated.
     pub selection: Selection,
     /// Each rated checkpoint plays this many of the rated ones before it.
     pub opponents: usize,
     /// Fixed players every rated checkpoint plays; the first is the 0 of the scale.
     pub anchors: Vec<PlayerSpec>,
+    /// The rated models' search budget (an anchor plays as its spec says).
     pub budget: Budget,
+    /// How each match is played.
     pub matches: MatchOptions,
 }
 
@@ -73,9 +81,15 @@ pub struct RatingOptions {
 /// generation the samples its whole training read, and its weights.
 #[derive(Clone, Debug)]
 pub struct Rated {
+    /// Its name in the matches and the ratings: a checkpoint's file stem, or for
+    /// a lineage's generation `step-N-` and the start of its weights' sha256.
     pub name: String,
+    /// The training step of its checkpoint.
     pub step: u64,
+    /// A lineage's generation: the samples its whole training read; none for a
+    /// run's checkpoint.
     pub samples_read: Option<u64>,
+    /// Its weights file.
     pub path: PathBuf,
 }
 

@@ -116,7 +116,9 @@ fn unnamed_settings(spec: &PlayerSpec, search: &SearchConfig) -> Option<String> 
 /// One piece of a match.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MatchPiece {
+    /// The first player, from whose side the tally counts.
     pub a: RecordedPlayer,
+    /// The second player.
     pub b: RecordedPlayer,
     /// The CPU it ran on, as `net::machine_name` says.
     pub machine: String,
@@ -126,9 +128,12 @@ pub struct MatchPiece {
     /// named played the standard game with the shipped cap of 600 actions.
     #[serde(default = "standard")]
     pub variant: Variant,
+    /// The length cap: a game reaching this many actions is a draw.
     #[serde(default = "shipped_max_actions")]
     pub max_actions: u32,
+    /// The seed of this piece's openings (each piece plays its own).
     pub seed: u64,
+    /// The piece's results, from `a`'s side.
     pub tally: Tally,
 }
 

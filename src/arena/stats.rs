@@ -5,8 +5,11 @@
 /// cap is a draw (half a point each).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tally {
+    /// Games A won.
     pub wins: u32,
+    /// Games A lost.
     pub losses: u32,
+    /// Games drawn, those cut by the length cap included.
     pub draws: u32,
 }
 
@@ -37,6 +40,7 @@ impl Tally {
         }
     }
 
+    /// The games counted (saturating at `u32::MAX`).
     pub fn games(&self) -> u32 {
         self.wins.saturating_add(self.losses).saturating_add(self.draws)
     }
@@ -97,7 +101,9 @@ pub fn elo_of_score(score: f64) -> f64 {
 /// A sequential probability ratio test between two Elo hypotheses.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sprt {
+    /// H0: A is at most this many Elo stronger than B.
     pub elo0: f64,
+    /// H1: A is at least this many Elo stronger (above `elo0`).
     pub elo1: f64,
     /// False positive rate (accepting H1 when H0 holds).
     pub alpha: f64,
@@ -112,6 +118,7 @@ pub enum SprtDecision {
     H1,
     /// A is at most `elo0` stronger.
     H0,
+    /// Neither yet: play on.
     Continue,
 }
 
@@ -121,6 +128,8 @@ impl Sprt {
         ((self.beta / (1.0 - self.alpha)).ln(), ((1.0 - self.beta) / self.alpha).ln())
     }
 
+    /// The verdict on `tally`: H1 once the log-likelihood ratio reaches the upper
+    /// bound, H0 once it reaches the lower one.
     pub fn decide(&self, tally: &Tally) -> SprtDecision {
         let llr = tally.llr(self.elo0, self.elo1);
         let (lower, upper) = self.bounds();
@@ -137,8 +146,11 @@ impl Sprt {
 /// One match between players `a` and `b` (indices into the rated players).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Pairing {
+    /// The first player's index; the tally is from its side.
     pub a: usize,
+    /// The second player's index.
     pub b: usize,
+    /// The games between them, from `a`'s side.
     pub tally: Tally,
 }
 

@@ -55,6 +55,7 @@ pub struct Retention {
 }
 
 impl Retention {
+    /// The plan for a folder holding the checkpoints `steps` (in any order).
     pub fn plan(steps: &[u64], keep_last: usize, keep_every_steps: u64, protected: Option<u64>) -> Retention {
         let mut plan = Retention::default();
         if keep_last == 0 {

@@ -29,7 +29,7 @@ use crate::rules::Variant;
 use files::{check_file_name, step_of, Retention};
 
 pub use remote::{fetch_checkpoint, Latest, LATEST_FILE};
-pub use write::{read_optimizer_state, set_aside, write, OptimizerState, WeightsToWrite, TRAINED};
+pub(crate) use write::{read_optimizer_state, set_aside, write, WeightsToWrite, TRAINED};
 
 /// Changes whenever the checkpoint description's fields change (the test
 /// `the_format_number_pins_the_descriptions_fields` lists them), so that an
@@ -47,11 +47,15 @@ pub struct CheckpointMeta {
     /// Absent in format 1.
     #[serde(default = "first_format")]
     pub format: u32,
+    /// The training step it was written at.
     pub step: u64,
     /// Samples drawn by training so far.
     #[serde(rename = "samples_seen")]
     pub samples_drawn: u64,
+    /// The version of the input encoding it was trained on
+    /// ([`crate::encoding::ENCODING_VERSION`]).
     pub encoding_version: u32,
+    /// The network's shape.
     pub network: NetConfig,
     /// The variant it plays (format 2; format 1 has it in `config` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,6 +79,7 @@ pub struct CheckpointMeta {
     /// Where the weights came from and the compute behind them (format 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lineage: Option<Lineage>,
+    /// The configuration that trained it (provenance only).
     pub config: serde_json::Value,
 }
 
@@ -102,6 +107,7 @@ pub struct Lineage {
 pub struct Parent {
     /// As it was named (`reference`, or the weights file's path).
     pub file: String,
+    /// Its training step.
     pub step: u64,
     /// Of its weights file, which tells two parents of the same name apart.
     pub sha256: String,
@@ -111,16 +117,20 @@ pub struct Parent {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Compute {
+    /// Wall-clock hours of the trainer.
     pub hours: f64,
+    /// Training steps taken.
     pub steps: u64,
+    /// Samples those steps drew.
     pub samples_drawn: u64,
+    /// Samples read from self-play.
     pub samples_read: u64,
 }
 
-/// The most hours a lineage's compute may count, and the largest count
-/// (2^53: exact in the f64 of JSON readers, and two of them add up without
-/// wrapping).
+/// The most hours a lineage's compute may count.
 pub const MAX_HOURS: f64 = 1e7;
+/// The largest count a lineage's compute may hold: 2^53, exact in the f64
+/// of JSON readers, and two of them add up without wrapping.
 pub const MAX_COUNT: u64 = 1 << 53;
 
 impl Compute {

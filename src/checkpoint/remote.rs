@@ -21,6 +21,7 @@ pub const LATEST_FILE: &str = "latest.json";
 /// `models/latest.json`: the newest checkpoint and the sha256 of its files.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Latest {
+    /// The newest checkpoint's training step.
     pub step: u64,
     /// The weights file's name.
     pub weights: String,

@@ -27,6 +27,22 @@ use crate::players::Player;
 use crate::rules::{parse_actions, picture, Position, Setup, StateJson, Variant};
 
 /// A game and the player that answers `go`.
+///
+/// ```rust
+/// use gipf::engine::Engine;
+/// use gipf::players::RandomPlayer;
+/// use gipf::rules::Variant;
+///
+/// let mut engine = Engine::new(Box::new(RandomPlayer::new(1)), "random".into(), Variant::Standard);
+/// assert_eq!(engine.handle("new basic").unwrap().text, "ok");
+/// assert_eq!(engine.handle("play b1-b2").unwrap().text, "ok");
+/// assert!(engine.handle("go").unwrap().text.starts_with("action "));
+/// // The same protocol as lines in and out.
+/// let mut out = Vec::new();
+/// engine.serve("undo\nname\nquit\n".as_bytes(), &mut out)?;
+/// assert_eq!(String::from_utf8(out)?, "ok\nname gipf random\nbye\n");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Engine {
     pos: Position,
     /// Positions before each action played, for `undo`.
@@ -35,10 +51,12 @@ pub struct Engine {
     player_name: String,
 }
 
-/// What a command asks of the session after its reply.
+/// A command's reply line, and whether the engine stops after it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
+    /// The reply line, without its line break.
     pub text: String,
+    /// Whether the engine stops reading commands after it (`quit`).
     pub quit: bool,
 }
 
@@ -56,10 +74,13 @@ fn error(text: impl std::fmt::Display) -> Option<Reply> {
 const COMMANDS: &str = "new position play go analyse undo legal state show name help quit";
 
 impl Engine {
+    /// An engine at the start of `variant`, answering `go` with `player`;
+    /// `name` replies with `player_name`.
     pub fn new(player: Box<dyn Player>, player_name: String, variant: Variant) -> Engine {
         Engine { pos: Position::new(variant), history: Vec::new(), player, player_name }
     }
 
+    /// The current position.
     pub fn position(&self) -> &Position {
         &self.pos
     }

@@ -16,7 +16,7 @@ mod device;
 mod folded;
 mod grow;
 pub(crate) mod onnx;
-pub mod onnxruntime;
+pub(crate) mod onnxruntime;
 mod precision;
 pub use device::{cuda_summary, parse_device, parse_device_among};
 use folded::FoldedNet;
@@ -52,7 +52,7 @@ pub(crate) const TINY: NetConfig =
 
 /// Whether the variable `name` belongs to a batch-norm layer (`stem_bn`,
 /// `bn1` and `bn2` of each block, `policy_bn`, `value_bn`).
-pub fn is_batch_norm(name: &str) -> bool {
+pub(crate) fn is_batch_norm(name: &str) -> bool {
     let layer = name.rsplit('.').nth(1).unwrap_or_default();
     layer.ends_with("_bn") || layer == "bn1" || layer == "bn2"
 }
@@ -95,7 +95,7 @@ impl ResBlock {
 
 /// The network's layers.
 #[derive(Debug)]
-pub struct PolicyValueNet {
+pub(crate) struct PolicyValueNet {
     stem: nn::Conv2D,
     stem_bn: nn::BatchNorm,
     blocks: Vec<ResBlock>,
@@ -166,10 +166,27 @@ impl PolicyValueNet {
 }
 
 /// A network with its weights, on a device.
+///
+/// ```rust
+/// use gipf::encoding::{encode, INPUT_SIZE, NUM_ACTIONS};
+/// use gipf::net::{NetConfig, Network};
+/// use gipf::rules::{Position, Variant};
+///
+/// let config = NetConfig { blocks: 1, channels: 8, value_hidden: 8, value_pooling: false, aux_targets: false };
+/// let network = Network::new(&config, tch::Device::Cpu, 0);
+/// let mut input = vec![0.0; 2 * INPUT_SIZE];
+/// encode(&Position::new(Variant::Standard), &mut input[..INPUT_SIZE]);
+/// encode(&Position::new(Variant::Basic), &mut input[INPUT_SIZE..]);
+/// let (logits, values) = network.infer(&input, 2);
+/// assert_eq!((logits.len(), values.len()), (2 * NUM_ACTIONS, 2));
+/// assert!(values.iter().all(|v| v.abs() <= 1.0));
+/// ```
 pub struct Network {
-    pub vs: nn::VarStore,
-    pub net: PolicyValueNet,
-    pub config: NetConfig,
+    /// The variables, by name. Changing them leaves the layers folded by
+    /// [`Network::prepare_for_play`] as they were.
+    pub(crate) vs: nn::VarStore,
+    pub(crate) net: PolicyValueNet,
+    pub(crate) config: NetConfig,
     /// The kind of [`Network::infer`]'s forward passes (see [`Network::prepare_for_play`]).
     kind: Kind,
     /// The layers [`Network::infer`] runs once the network is prepared for
@@ -217,8 +234,31 @@ impl Network {
         self.vs.save(path).with_context(|| format!("cannot save weights to {}", path.display()))
     }
 
+    /// The device its variables are on.
     pub fn device(&self) -> Device {
         self.vs.device()
+    }
+
+    /// Its shape.
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    /// Every variable by name, batch-norm running statistics included:
+    /// tensors sharing the network's storage, so that a change made through
+    /// one changes the network (but not a copy folded for play by
+    /// [`Network::prepare_for_play`]).
+    pub fn variables(&self) -> std::collections::HashMap<String, Tensor> {
+        self.vs.variables()
+    }
+
+    /// Policy logits `[N, NUM_ACTIONS]` and values `[N]` of the input
+    /// planes `xs` (`[N, NUM_PLANES, 7, 7]`, on the network's device), as
+    /// training computes them: with `train`, each batch norm normalises by
+    /// the batch's statistics and updates its running ones. The unfolded
+    /// layers, whatever [`Network::prepare_for_play`] chose.
+    pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
+        self.net.forward_t(xs, train)
     }
 
     /// Runs [`Network::infer`] as `inference` says from now on, with

@@ -15,9 +15,12 @@ use super::{onnxruntime, FORWARD};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
+    /// 32-bit floats.
     #[default]
     Fp32,
+    /// bfloat16: fp32's range with three significant digits.
     Bf16,
+    /// IEEE half precision: more digits than bf16 and a narrower range.
     Fp16,
     /// bf16 on CUDA devices and on CPUs whose flags show bf16 units, fp32
     /// elsewhere (fp16 is for GPUs older than bf16: say it by name).
@@ -66,12 +69,14 @@ pub enum Backend {
     /// there), LibTorch for bf16, fp16 and GPUs.
     #[default]
     Auto,
+    /// LibTorch, for any precision and device.
     Libtorch,
     /// fp32 on the CPU only.
     Onnxruntime,
 }
 
 impl Backend {
+    /// Every backend.
     pub const ALL: [Backend; 3] = [Backend::Auto, Backend::Libtorch, Backend::Onnxruntime];
 
     /// Its name in configs: `auto`, `libtorch` or `onnxruntime`.
@@ -126,7 +131,9 @@ impl Backend {
 /// the library that runs them (`play.precision`, `play.backend`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Inference {
+    /// The number format (`play.precision`).
     pub precision: Precision,
+    /// The library (`play.backend`).
     pub backend: Backend,
 }
 

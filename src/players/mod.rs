@@ -48,6 +48,9 @@ pub struct NetworkPlayer {
 const REUSE_DEPTH: usize = 4;
 
 impl NetworkPlayer {
+    /// Loads the checkpoint `weights` onto `device` to run as `inference` says,
+    /// searching with `search`'s settings for `budget` a decision; `keep_tree`
+    /// keeps its tree between decisions.
     pub fn load(
         weights: &Path,
         device: Device,

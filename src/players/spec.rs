@@ -16,7 +16,9 @@ use crate::search::SearchConfig;
 /// How long a searching player thinks about each action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Budget {
+    /// This many simulations a decision.
     Simulations(u32),
+    /// This long a decision, on the wall clock.
     Time(Duration),
 }
 
@@ -49,14 +51,25 @@ impl fmt::Display for Budget {
 /// `search.policy_temperature`), so that one match can pit the two.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlayerSpec {
+    /// One of the core's baselines.
     Baseline(Baseline),
+    /// A checkpoint searching with its network.
     Network {
+        /// Its weights file (`reference` and a models folder resolved to theirs).
         weights: PathBuf,
+        /// Its search budget for each decision.
         budget: Budget,
+        /// Whether it keeps its tree between decisions.
         keep_tree: bool,
+        /// Leaves evaluated at once; `None`: [`TIMED_BATCH`] under a time budget,
+        /// the config's `search.batch_size` under a simulation budget.
         batch: Option<usize>,
+        /// The number format of its forward passes; `None`: the match's.
         precision: Option<Precision>,
+        /// The library that runs its forward passes; `None`: the match's.
         backend: Option<Backend>,
+        /// The temperature of its policy's softmax; `None`: the config's
+        /// `search.policy_temperature`.
         policy_temperature: Option<f32>,
     },
 }

@@ -30,12 +30,15 @@ pub use play::{play, play_workers, PlayOptions, PlayReport};
 /// Counts since the generator started.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Stats {
+    /// Games finished.
     pub games: u64,
     /// Actions played in all games, finished or not.
     pub actions: u64,
     /// Actions of the finished games.
     pub finished_actions: u64,
+    /// Positions the network evaluated.
     pub evaluations: u64,
+    /// Forward passes run.
     pub batches: u64,
     /// Seconds the generator waited for the network's forward passes.
     pub forward_seconds: f64,
@@ -92,7 +95,7 @@ pub struct Generator {
     /// The group whose batch the network runs next.
     current: usize,
     source: GameSource,
-    pub stats: Stats,
+    stats: Stats,
 }
 
 impl Generator {
@@ -160,6 +163,11 @@ impl Generator {
             self.start_game(worked_index);
         }
         Ok(work.finished)
+    }
+
+    /// Counts since the generator started.
+    pub fn stats(&self) -> Stats {
+        self.stats
     }
 
     /// Games in progress.

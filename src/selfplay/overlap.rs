@@ -34,6 +34,7 @@ pub struct SimulatedDevice {
 }
 
 impl SimulatedDevice {
+    /// A device that takes `latency` for each batch.
     pub fn new(latency: Latency) -> SimulatedDevice {
         SimulatedDevice { latency, busy: Arc::default() }
     }
@@ -61,18 +62,23 @@ impl Forward for SimulatedDevice {
 /// What [`measure`] saw.
 #[derive(Clone, Copy, Debug)]
 pub struct Overlap {
+    /// Positions evaluated by all the workers.
     pub evaluations: u64,
+    /// Batches run.
     pub batches: u64,
+    /// Wall-clock seconds of the measurement.
     pub seconds: f64,
     /// The share of the time the device was held.
     pub device_busy: f64,
 }
 
 impl Overlap {
+    /// Positions evaluated per second.
     pub fn evaluations_per_second(&self) -> f64 {
         self.evaluations as f64 / self.seconds
     }
 
+    /// Positions per batch, on average.
     pub fn mean_batch(&self) -> f64 {
         self.evaluations as f64 / self.batches.max(1) as f64
     }

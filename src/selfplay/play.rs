@@ -28,19 +28,27 @@ const STATUS_EVERY: Duration = Duration::from_secs(60);
 /// What [`play`] is asked to do; [`PlayOptions::new`] gives the defaults.
 #[derive(Clone)]
 pub struct PlayOptions {
+    /// The configuration: the game, the search, self-play's settings, and the
+    /// network's shape for a fresh model.
     pub config: Config,
     /// Folder for the shards of finished games (created if missing).
     pub out: PathBuf,
     /// Games to play; `None` plays until `duration` runs out or the process is stopped.
     pub games: Option<u64>,
+    /// Where the weights come from (a folder or a store is followed as training
+    /// writes more).
     pub model: ModelSource,
+    /// The device the network runs on.
     pub device: Device,
+    /// Seeds the games (and a fresh network's weights); each of several workers
+    /// derives its own from it.
     pub seed: u64,
     /// This process's name in shard names and games (see [`crate::shards::new_worker_id`]).
     pub worker: String,
     /// Stop after this long, leaving the games in flight unfinished and
     /// unwritten (for measurements: no drain with ever fewer games per batch).
     pub duration: Option<Duration>,
+    /// Whether to show a progress bar (the first worker's only, with several).
     pub progress: bool,
     /// Measure the bare network too: every couple of seconds, pause and time
     /// its forward pass on a fixed batch of the mean size, so that both
@@ -83,10 +91,13 @@ impl PlayOptions {
 /// What [`play`] did.
 #[derive(Clone, Copy, Debug)]
 pub struct PlayReport {
+    /// Counts of the play, all the workers' together.
     pub stats: Stats,
+    /// Wall-clock seconds of the play.
     pub seconds: f64,
     /// Shards written and their bytes.
     pub shards: u64,
+    /// The bytes of those shards.
     pub shard_bytes: u64,
     /// With `probe_raw`: positions and seconds of the bare forward passes
     /// timed between steps (not counted in the run's seconds), and their
@@ -97,6 +108,7 @@ pub struct PlayReport {
 }
 
 impl PlayReport {
+    /// Positions evaluated per second, all the workers together.
     pub fn evaluations_per_second(&self) -> f64 {
         self.stats.evaluations as f64 / self.seconds
     }
@@ -114,6 +126,7 @@ impl PlayReport {
         self.raw.map(|(positions, seconds, _)| positions as f64 / seconds.max(1e-9))
     }
 
+    /// Positions per forward pass, on average.
     pub fn mean_batch(&self) -> f64 {
         self.stats.evaluations as f64 / self.stats.batches.max(1) as f64
     }

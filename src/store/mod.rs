@@ -58,35 +58,64 @@ const RETRY_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum StoreError {
     /// Not an `s3://bucket/prefix` URL.
     #[error("{url}: {why}")]
-    Url { url: String, why: &'static str },
+    Url {
+        /// The text given.
+        url: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// The store refused the credentials (`code`: its reason, such as
     /// `SignatureDoesNotMatch`).
     #[error("{url}: the store refused the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY): {code}")]
-    Refused { url: String, code: String },
+    Refused {
+        /// The store's URL.
+        url: String,
+        /// The store's reason.
+        code: String,
+    },
     /// The object changed since this process last read or wrote it:
     /// another writer got there first, and nothing was written.
     #[error("{url} changed since this process last wrote it")]
-    Superseded { url: String },
+    Superseded {
+        /// The object.
+        url: String,
+    },
     /// There is no such object.
     #[error("{url} does not exist")]
-    NotFound { url: String },
+    NotFound {
+        /// The object asked for.
+        url: String,
+    },
     /// An object larger than its kind may be ([`size_bound`]).
     #[error("{url}: {size} bytes, more than such an object may have ({most})")]
-    TooLarge { url: String, size: u64, most: u64 },
+    TooLarge {
+        /// The object.
+        url: String,
+        /// Its size, in bytes.
+        size: u64,
+        /// The most bytes such an object may have.
+        most: u64,
+    },
     /// A request that failed (after the store client's own retries); `code`,
     /// where the store gave one, is its reason.
     #[error("cannot {action} {url}{}", code.as_ref().map(|c| format!(": {c}")).unwrap_or_default())]
     Request {
+        /// What was asked, such as `read` or `write`.
         action: &'static str,
+        /// The object or folder it was asked of.
         url: String,
+        /// The store's reason, where it gave one.
         code: Option<String>,
+        /// The store client's error.
         #[source]
         source: Box<object_store::Error>,
     },
     /// A local file or the client's runtime.
     #[error("{what}")]
     Local {
+        /// What failed.
         what: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },

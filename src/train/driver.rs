@@ -16,9 +16,19 @@ use super::{GamesSource, Window};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Wait {
     /// The window holds fewer than `train.min_samples`.
-    Samples { have: usize, need: usize },
+    Samples {
+        /// The samples in the window.
+        have: usize,
+        /// `train.min_samples`.
+        need: usize,
+    },
     /// Training has drawn `train.max_reuse` samples per sample read.
-    Reuse { drawn: u64, read: u64 },
+    Reuse {
+        /// Samples drawn by training so far.
+        drawn: u64,
+        /// Samples read from self-play so far.
+        read: u64,
+    },
 }
 
 impl std::fmt::Display for Wait {
@@ -37,6 +47,7 @@ impl std::fmt::Display for Wait {
 /// What [`train_steps`] did.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Trained {
+    /// Training steps taken.
     pub steps: u64,
     /// Set when fewer steps than asked were taken, and why.
     pub wait: Option<Wait>,

@@ -22,7 +22,9 @@ use crate::train::GamesRead;
 /// weights file.
 #[derive(Clone, Debug)]
 pub struct ParentModel {
+    /// The model as the user named it (`reference`, a path or a URL).
     pub name: String,
+    /// Its weights file.
     pub weights: PathBuf,
 }
 

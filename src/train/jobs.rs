@@ -37,8 +37,13 @@ fn self_play_seed(seed: u64, stream: u64) -> u64 {
 /// it continues from (`--from`).
 #[derive(Clone, Debug)]
 pub struct Start {
+    /// The device it trains on.
     pub device: Device,
+    /// Seeds what it draws: a fresh network's weights, the batches, the games of
+    /// self-play and gating.
     pub seed: u64,
+    /// The model a new run continues from (`--from`); a run that holds
+    /// checkpoints must have started from it.
     pub from: Option<ParentModel>,
 }
 

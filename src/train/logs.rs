@@ -56,6 +56,8 @@ impl Logs {
         });
     }
 
+    /// Logs a training step: its losses and measures, the samples trained on per
+    /// second and the window's size.
     pub fn step(&mut self, step: u64, stats: &StepStats, samples_per_second: f64, window: usize) {
         let mut scalars = vec![
             ("loss/policy", stats.policy_loss),
@@ -92,6 +94,8 @@ impl Logs {
         self.write(&[("arena/gate_score", score as f32), ("arena/best_step", best_step as f32)], step);
     }
 
+    /// Logs what a look at the games folder read: the games' lengths, endings and
+    /// openings, the totals so far, and the games skipped so far.
     pub fn games(&mut self, step: u64, report: &LoadReport, total_games: u64, total_files: u64) {
         if !report.skipped.is_empty() {
             self.skipped_games += report.skipped.len() as u64;
@@ -119,6 +123,7 @@ impl Logs {
         self.write(&[("train/skipped_batches", self.skipped_batches as f32)], step);
     }
 
+    /// Writes what is buffered to the event file.
     pub fn flush(&mut self) {
         self.guarded(|writer| writer.flush());
     }

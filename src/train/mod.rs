@@ -1,7 +1,7 @@
 //! Training: SGD with momentum on minibatches from the window of recent
 //! games, checkpoints that resume exactly, TensorBoard scalars.
 //!
-//! A checkpoint (written by [`crate::checkpoint::write`]) publishes the
+//! A checkpoint (written by [`Trainer::save`]) publishes the
 //! weights, or their moving average; its optimizer state holds the momentum
 //! buffers and, where the weights are an average, the trained weights under
 //! `trained/`. A batch
@@ -19,7 +19,7 @@ mod logs;
 mod reading;
 mod run_dir;
 mod source;
-pub mod step;
+mod step;
 mod window;
 
 use std::collections::BTreeMap;
@@ -59,12 +59,15 @@ pub struct Trainer {
     /// no loss scaling), the copy of the network that runs each step's
     /// passes; the fp32 weights above take the updates.
     half: Option<Network>,
+    /// Training steps taken.
     pub step: u64,
     /// Samples drawn by training.
     pub samples_drawn: u64,
-    /// Samples read from self-play and the games files read, as the window
-    /// last reported them (saved with each checkpoint).
+    /// Samples read from self-play, as the window last reported them (saved
+    /// with each checkpoint).
     pub samples_read: u64,
+    /// The games files read, as the window last reported them (saved with each
+    /// checkpoint).
     pub games_read: GamesRead,
     /// Where the weights came from and the compute behind them; its `run`
     /// is brought up to date by each save.
@@ -72,6 +75,7 @@ pub struct Trainer {
     /// When this process took the trainer over: the run's hours are those
     /// of its checkpoint, plus the time since.
     resumed_at: Instant,
+    /// The configuration it trains with.
     pub config: Config,
 }
 
@@ -242,6 +246,9 @@ impl Trainer {
         self.lineage.run.hours + self.resumed_at.elapsed().as_secs_f64() / 3600.0
     }
 
+    /// The learning rate of the next step: `train.learning_rate`, times
+    /// `lr_drop_factor` for every `lr_drop_every` steps taken and once more past
+    /// `lr_drop_after_hours`.
     pub fn learning_rate(&self) -> f64 {
         let t = &self.config.train;
         let drops = match t.lr_drop_every {
@@ -402,8 +409,11 @@ fn resumed_lineage(lineage: Option<Lineage>) -> Lineage {
      are not; the weights were left as they were"
 )]
 pub struct NonFiniteLoss {
+    /// The step, which was not taken.
     pub step: u64,
+    /// Its policy loss.
     pub policy: f64,
+    /// Its value loss.
     pub value: f64,
 }
 

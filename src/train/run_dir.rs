@@ -9,7 +9,10 @@ use anyhow::Result;
 /// `games/`, checkpoints saved in `models/` and published to the store).
 #[derive(Clone, Debug)]
 pub struct RunDir {
+    /// The local folder.
     pub root: PathBuf,
+    /// The object store that holds the run, if any (`root` is then its local
+    /// copy).
     pub store: Option<std::sync::Arc<crate::store::Store>>,
 }
 
@@ -24,12 +27,15 @@ impl RunDir {
         }
     }
 
+    /// `games/`: the self-play shards.
     pub fn games(&self) -> PathBuf {
         self.root.join("games")
     }
+    /// `models/`: the checkpoints.
     pub fn models(&self) -> PathBuf {
         self.root.join("models")
     }
+    /// `logs/`: the TensorBoard event files.
     pub fn logs(&self) -> PathBuf {
         self.root.join("logs")
     }

@@ -11,9 +11,12 @@ use anyhow::Result;
 use crate::shards::{self, GamesFile};
 use crate::store::ShardFeed;
 
+/// Where a window reads games: a local folder, and a store's feed.
 #[derive(Clone, Copy)]
 pub struct GamesSource<'a> {
+    /// The local folder (a feed's shards are downloaded into it).
     pub dir: &'a Path,
+    /// The feed of the run's games folder in a store, if any.
     pub feed: Option<&'a ShardFeed>,
 }
 

@@ -12,15 +12,21 @@ use crate::samples::AUX_TARGETS;
 /// Losses and measures of one training step.
 #[derive(Clone, Copy, Debug)]
 pub struct StepStats {
+    /// The policy's cross-entropy against its targets, over the samples that
+    /// have one.
     pub policy_loss: f32,
+    /// The value's mean squared error against its targets.
     pub value_loss: f32,
+    /// The policy's mean entropy over the legal actions, in nats.
     pub entropy: f32,
+    /// The value's mean absolute error.
     pub value_error: f32,
     /// The value's mean absolute error by game phase (see [`PHASES`]), for
     /// the phases the batch holds.
     pub value_error_by_phase: [Option<f32>; PHASES.len()],
     /// The auxiliary targets' loss (mean squared error), when trained.
     pub aux_loss: Option<f32>,
+    /// The learning rate of the step.
     pub learning_rate: f64,
 }
 
@@ -39,19 +45,20 @@ pub const READ_EVERY: u64 = 10;
 
 /// A batch's tensors on the training device.
 pub struct DeviceBatch {
-    pub size: usize,
-    pub input: Tensor,
-    pub policy: Tensor,
+    pub(crate) size: usize,
+    pub(crate) input: Tensor,
+    pub(crate) policy: Tensor,
     /// True for legal actions.
-    pub legal: Tensor,
-    pub value: Tensor,
-    pub policy_mask: Tensor,
-    pub aux: Tensor,
+    pub(crate) legal: Tensor,
+    pub(crate) value: Tensor,
+    pub(crate) policy_mask: Tensor,
+    pub(crate) aux: Tensor,
     /// Each sample's index in [`PHASES`].
-    pub phase: Tensor,
+    pub(crate) phase: Tensor,
 }
 
 impl DeviceBatch {
+    /// The tensors of `batch`, copied to `device`.
     pub fn new(batch: &Batch, device: Device) -> DeviceBatch {
         let n = batch.size as i64;
         let phase: Vec<i64> = batch.plies_to_end.iter().map(|&plies| phase_of(plies) as i64).collect();
@@ -120,7 +127,9 @@ pub struct Interval {
     /// Means over the finite steps (none when every step was skipped);
     /// `learning_rate` is left at 0 for the caller.
     pub stats: Option<StepStats>,
+    /// Steps whose loss was finite.
     pub finite_steps: u64,
+    /// Steps skipped for a loss that was not finite.
     pub skipped_steps: u64,
     /// Samples of the skipped steps.
     pub skipped_samples: u64,
@@ -131,6 +140,7 @@ pub struct Interval {
 }
 
 impl StepSums {
+    /// Empty sums, on `device`.
     pub fn new(device: Device) -> StepSums {
         let zero = || Tensor::zeros([], (Kind::Float, device));
         StepSums {

@@ -32,16 +32,23 @@ pub struct LoadReport {
     pub files: usize,
     /// Older games files passed over, not needed by the window.
     pub passed_over: usize,
+    /// Games read into the window.
     pub games: usize,
+    /// Their samples.
     pub samples: usize,
     /// Files or games that could not be read, and why; left out.
     pub skipped: Vec<(PathBuf, String)>,
     /// Games refused because the window already holds them.
     pub duplicates: usize,
+    /// The actions of the games read, in all.
     pub total_actions: usize,
+    /// Games read that ended with a player left without GIPF pieces.
     pub no_gipf_piece: usize,
+    /// Games read that ended with a player to push and none in reserve.
     pub no_reserve: usize,
+    /// Games read that reached the length cap.
     pub ply_cap: usize,
+    /// Games read that White won.
     pub white_wins: usize,
     /// Distinct openings (the first [`OPENING_LENGTH`] actions) among the games read.
     pub distinct_openings: usize,
@@ -68,6 +75,7 @@ pub const OPENING_LENGTH: usize = 10;
 /// The samples of the most recent games, oldest first.
 #[derive(Default)]
 pub struct Window {
+    /// How each game read becomes samples (from `[train]`).
     pub targets: Targets,
     /// The run's variant: games of another are refused (none: any).
     pub variant: Option<crate::rules::Variant>,
@@ -90,6 +98,7 @@ pub struct Window {
     /// Samples ever read (from a checkpoint on, for a resumed trainer), which
     /// set the window's size and the pacing.
     pub total_samples: u64,
+    /// Games ever read, counted as `total_samples` is.
     pub total_games: u64,
     /// Games files (shards) read since this window started.
     pub total_files: u64,
@@ -105,11 +114,15 @@ struct WindowGame {
 /// A minibatch as flat arrays, ready for tensors.
 #[derive(Clone)]
 pub struct Batch {
+    /// The samples in the batch.
     pub size: usize,
+    /// The encoded positions, `size * INPUT_SIZE`.
     pub input: Vec<f32>,
+    /// The policy targets, `size * NUM_ACTIONS`; all 0 for a value-only sample.
     pub policy: Vec<f32>,
     /// 1 for legal actions, 0 for the others.
     pub legal: Vec<f32>,
+    /// The value targets, in [-1, 1], for the player to act.
     pub value: Vec<f32>,
     /// 1 where the sample has a policy target, 0 for value-only samples.
     pub policy_mask: Vec<f32>,
@@ -330,10 +343,12 @@ impl Window {
         self.samples.iter()
     }
 
+    /// The samples in the window.
     pub fn len(&self) -> usize {
         self.samples.len()
     }
 
+    /// Whether the window holds no sample.
     pub fn is_empty(&self) -> bool {
         self.samples.is_empty()
     }

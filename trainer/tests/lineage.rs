@@ -186,7 +186,7 @@ fn a_smaller_parent_grows_into_the_configs_network() {
     larger.train.grow_network = true;
     (larger.network.blocks, larger.network.channels) = (tiny().network.blocks + 1, tiny().network.channels * 2);
     let mut child = Trainer::from_parent(&larger, &parent(&weights), Device::Cpu).unwrap();
-    assert_eq!(child.network.config, larger.network);
+    assert_eq!(*child.network.config(), larger.network);
     assert_eq!(child.lineage.parent.as_ref().unwrap().step, 3);
     let parent_network = gipf::net::Network::load(&weights, &tiny().network, Device::Cpu).unwrap();
     let input = vec![0.5f32; gipf::encoding::INPUT_SIZE * 3];

@@ -158,12 +158,11 @@ fn a_checkpoint_publishes_the_moving_average_of_the_weights() {
     config.train.average_half_life = 3;
     let mut trainer = Trainer::new(&config, Device::Cpu, 4);
     let mut rng = SmallRng::seed_from_u64(5);
-    let mut names: Vec<String> = trainer.network.vs.variables().into_keys().collect();
+    let mut names: Vec<String> = trainer.network.variables().into_keys().collect();
     names.sort();
     let name = names.into_iter().find(|name| name.ends_with("weight")).unwrap();
-    let weight = |trainer: &Trainer| -> Vec<f32> {
-        Vec::try_from(&trainer.network.vs.variables()[&name].flatten(0, -1)).unwrap()
-    };
+    let weight =
+        |trainer: &Trainer| -> Vec<f32> { Vec::try_from(&trainer.network.variables()[&name].flatten(0, -1)).unwrap() };
     let mut expected = weight(&trainer);
     for step in 1..=20u64 {
         trainer.train_step(&window.batch(16, &mut rng)).unwrap();
@@ -220,7 +219,7 @@ fn every_position_is_a_value_sample_and_only_searched_ones_policy_samples() {
     let values = {
         let network = Trainer::new(&tiny(), Device::Cpu, 5).network;
         let xs = tch::Tensor::from_slice(&batch.input).view([64, gipf::encoding::NUM_PLANES as i64, 7, 7]);
-        Vec::<f32>::try_from(network.net.forward_t(&xs, true).1).unwrap()
+        Vec::<f32>::try_from(network.forward_t(&xs, true).1).unwrap()
     };
     let expected = values.iter().zip(&batch.value).map(|(v, t)| (v - t) * (v - t)).sum::<f32>() / 64.0;
     let stats = Trainer::new(&tiny(), Device::Cpu, 5).train_step(&batch).unwrap();
@@ -441,8 +440,8 @@ fn steps_read_back_per_interval_train_as_steps_read_one_by_one() {
     assert_eq!(counts, (6, 1, 16, 0));
     assert_eq!((deferred.step, deferred.samples_drawn), (6, 96));
     let weights = |trainer: &Trainer| -> Vec<Vec<f32>> {
-        let vars = trainer.network.vs.trainable_variables();
-        vars.iter().map(|t| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()).collect()
+        let vars = trainer.network.trainable();
+        vars.iter().map(|(_, t)| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()).collect()
     };
     assert!(weights(&deferred) == weights(&one_by_one), "the same weights, bit for bit");
     let mean = losses.iter().sum::<f32>() / 6.0;
@@ -482,8 +481,8 @@ fn non_finite_losses_skip_their_batches_and_stop_training_only_many_in_a_row() {
     let good = batch.clone();
     batch.value[0] = f32::INFINITY;
     let weights = |trainer: &Trainer| -> Vec<Vec<f32>> {
-        let vars = trainer.network.vs.trainable_variables();
-        vars.iter().map(|t| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()).collect()
+        let vars = trainer.network.trainable();
+        vars.iter().map(|(_, t)| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()).collect()
     };
     let before = weights(&trainer);
     let err = format!("{:#}", trainer.train_step(&batch).unwrap_err());
@@ -494,7 +493,7 @@ fn non_finite_losses_skip_their_batches_and_stop_training_only_many_in_a_row() {
 
     // A weight poisoned with NaN makes every loss NaN.
     tch::no_grad(|| {
-        let (_, mut var) = trainer.network.vs.variables().into_iter().find(|(n, _)| n.contains("weight")).unwrap();
+        let (_, mut var) = trainer.network.variables().into_iter().find(|(n, _)| n.contains("weight")).unwrap();
         let _ = var.fill_(f64::NAN);
     });
     let mut logs = Logs::new(&run.path().join("logs")).unwrap();
@@ -606,7 +605,6 @@ fn the_trainer_waits_at_max_reuse_and_resumes_with_new_games() {
 /// Every variable of a network, batch-norm running statistics included, by name.
 fn all_variables(network: &gipf::net::Network) -> Vec<(String, Vec<f32>)> {
     let mut vars: Vec<(String, Vec<f32>)> = network
-        .vs
         .variables()
         .into_iter()
         .map(|(name, t)| (name, Vec::<f32>::try_from(t.to_kind(tch::Kind::Float).flatten(0, -1)).unwrap()))
@@ -651,7 +649,7 @@ fn an_overflowing_batch_leaves_every_variable_and_the_next_checkpoint_as_they_we
 fn a_checkpoint_with_a_non_finite_statistic_is_refused() {
     let trainer = Trainer::new(&tiny(), Device::Cpu, 2);
     tch::no_grad(|| {
-        let (_, mut var) = trainer.network.vs.variables().into_iter().find(|(n, _)| n.contains("running_var")).unwrap();
+        let (_, mut var) = trainer.network.variables().into_iter().find(|(n, _)| n.contains("running_var")).unwrap();
         let _ = var.fill_(f64::NAN);
     });
     let models = tempfile::tempdir().unwrap();

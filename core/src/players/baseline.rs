@@ -21,17 +21,31 @@ pub const MAX_MILLIS: u64 = 3_600_000;
 /// A baseline player, as its name says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Baseline {
+    /// `random`: [`RandomPlayer`].
     Random,
+    /// `greedy`: [`GreedyPlayer`].
     Greedy,
-    Uct { playouts: u32 },
-    AlphaBeta { style: Style, limit: Limit },
+    /// `uct:N`: [`Uct`].
+    Uct {
+        /// Random playouts per action, 1 to [`MAX_UCT_PLAYOUTS`].
+        playouts: u32,
+    },
+    /// `alphabeta:D`, `alphabeta:MSms`, `classic:D` or `classic:MSms`: [`AlphaBeta`].
+    AlphaBeta {
+        /// Which of the two.
+        style: Style,
+        /// How deep or how long it searches.
+        limit: Limit,
+    },
 }
 
 /// A name that starts as a baseline's and does not fit its grammar.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("player '{name}': expected {expected}")]
 pub struct BaselineError {
+    /// The name as given.
     pub name: String,
+    /// The grammar the name should have followed, with its bounds.
     pub expected: String,
 }
 

@@ -79,6 +79,7 @@ pub struct RandomPlayer {
 }
 
 impl RandomPlayer {
+    /// A player whose draws come from `seed`.
     pub fn new(seed: u64) -> RandomPlayer {
         RandomPlayer { rng: SmallRng::seed_from_u64(seed) }
     }
@@ -102,6 +103,7 @@ pub struct GreedyPlayer {
 }
 
 impl GreedyPlayer {
+    /// A player whose tie-breaks come from `seed`.
     pub fn new(seed: u64) -> GreedyPlayer {
         GreedyPlayer { rng: SmallRng::seed_from_u64(seed) }
     }

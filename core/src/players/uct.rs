@@ -37,6 +37,7 @@ pub struct Uct {
 }
 
 impl Uct {
+    /// A player running `playouts` random playouts per action, drawing from `rng`.
     pub fn new(playouts: u32, rng: SmallRng) -> Uct {
         Uct { playouts, rng }
     }

@@ -29,22 +29,27 @@ impl Push {
         Push { index: index as u8, gipf }
     }
 
+    /// The push number (0..42), its index into [`geometry::pushes`].
     pub fn index(self) -> usize {
         self.index as usize
     }
 
+    /// Whether the piece put in is a GIPF piece.
     pub fn is_gipf(self) -> bool {
         self.gipf
     }
 
+    /// The dot, path and mask of this push.
     pub fn geometry(self) -> &'static PushGeometry {
         &geometry::pushes()[self.index()]
     }
 
+    /// The dot on the rim the piece is put on.
     pub fn dot(self) -> Cell {
         self.geometry().dot
     }
 
+    /// The interior point the piece enters at.
     pub fn entry(self) -> Point {
         self.geometry().entry()
     }
@@ -75,22 +80,57 @@ impl Action {
 /// Why a piece of notation could not be read.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum NotationError {
+    /// The text is not a column letter and a number.
     #[error("'{0}' is not a cell: expected a column a..i and a number, like e5")]
     NotACell(String),
+    /// The text, its column letter, and that column's height: the number is past it.
     #[error("'{0}' is not on the board: column {1} has points 1..{2}")]
     OffBoard(String, char, u8),
+    /// The text has the shape of no action.
     #[error("'{0}' is not an action: expected a push like a1-b2 or Ga1-b2, a removal like xc3,d4,e5,f5, or x-")]
     NotAnAction(String),
+    /// A push starting from an interior point.
     #[error("'{action}': {dot} is not a dot on the rim, where a push starts")]
-    NotADot { action: String, dot: String },
+    NotADot {
+        /// The action as written.
+        action: String,
+        /// The cell it starts from.
+        dot: String,
+    },
+    /// A push entering at a dot.
     #[error("'{action}': {entry} is a dot, not an interior point")]
-    EntryNotInterior { action: String, entry: String },
+    EntryNotInterior {
+        /// The action as written.
+        action: String,
+        /// The cell it enters at.
+        entry: String,
+    },
+    /// A push whose entry point does not touch its dot.
     #[error("'{action}': {entry} is not next to the dot {dot}")]
-    NotAdjacent { action: String, dot: String, entry: String },
+    NotAdjacent {
+        /// The action as written.
+        action: String,
+        /// The dot it starts from.
+        dot: String,
+        /// The point it enters at.
+        entry: String,
+    },
+    /// A removal naming a dot.
     #[error("'{action}': {cell} is a dot; only interior points hold pieces")]
-    RemoveDot { action: String, cell: String },
+    RemoveDot {
+        /// The action as written.
+        action: String,
+        /// The dot named.
+        cell: String,
+    },
+    /// A removal naming a point twice.
     #[error("'{action}': {cell} is named twice")]
-    Repeated { action: String, cell: String },
+    Repeated {
+        /// The action as written.
+        action: String,
+        /// The point named twice.
+        cell: String,
+    },
 }
 
 impl FromStr for Cell {

@@ -37,7 +37,9 @@ pub struct Point(u8);
 /// A line through the interior: its points in order along its direction.
 #[derive(Clone, Debug)]
 pub struct Line {
+    /// The points in order along the line's direction (4 to 7 of them).
     pub points: Vec<Point>,
+    /// The same points as a set.
     pub mask: Bitboard,
 }
 
@@ -45,12 +47,16 @@ pub struct Line {
 /// pieces ahead of it along `path` towards the far rim.
 #[derive(Clone, Debug)]
 pub struct PushGeometry {
+    /// The dot on the rim the piece is put on.
     pub dot: Cell,
+    /// The interior points from the entry point to the far rim.
     pub path: Vec<Point>,
+    /// The points of `path` as a set.
     pub mask: Bitboard,
 }
 
 impl PushGeometry {
+    /// The interior point the piece enters at, `path[0]`.
     pub fn entry(&self) -> Point {
         self.path[0]
     }
@@ -246,6 +252,7 @@ impl Cell {
         Some(Cell(before + number - 1))
     }
 
+    /// The cell's number in notation order (0..61).
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -271,10 +278,12 @@ impl Cell {
         TABLES.cell_to_point[self.index()]
     }
 
+    /// Whether this is one of the 24 dots on the rim.
     pub fn is_dot(self) -> bool {
         self.point().is_none()
     }
 
+    /// The image of this cell under `sym`.
     pub fn transform(self, sym: Symmetry) -> Cell {
         TABLES.sym_cell[sym.index()][self.index()]
     }
@@ -298,14 +307,17 @@ impl Point {
         Point(i as u8)
     }
 
+    /// The point's number in notation order (0..37).
     pub fn index(self) -> usize {
         self.0 as usize
     }
 
+    /// The cell this point is.
     pub fn cell(self) -> Cell {
         TABLES.point_to_cell[self.index()]
     }
 
+    /// The point's bit in a [`Bitboard`]'s `u64`: `1 << index`.
     pub fn bit(self) -> u64 {
         1 << self.0
     }
@@ -315,6 +327,7 @@ impl Point {
         TABLES.lines_through[self.index()]
     }
 
+    /// The image of this point under `sym`.
     pub fn transform(self, sym: Symmetry) -> Point {
         TABLES.sym_point[sym.index()][self.index()]
     }
@@ -364,8 +377,10 @@ pub fn push_index(dot: Cell, entry: Point) -> Option<usize> {
 pub struct Symmetry(u8);
 
 impl Symmetry {
+    /// The symmetry that leaves every cell where it is.
     pub const IDENTITY: Symmetry = Symmetry(0);
 
+    /// All 12 symmetries, the identity first.
     pub fn all() -> impl Iterator<Item = Symmetry> {
         (0..NUM_SYMMETRIES as u8).map(Symmetry)
     }
@@ -380,6 +395,7 @@ impl Symmetry {
         Symmetry(rng.random_range(0..NUM_SYMMETRIES as u8))
     }
 
+    /// The symmetry's number (0..12).
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -407,32 +423,40 @@ impl Symmetry {
 pub struct Bitboard(pub u64);
 
 impl Bitboard {
+    /// The set of no points.
     pub const EMPTY: Bitboard = Bitboard(0);
 
+    /// Whether `p` is in the set.
     pub fn contains(self, p: Point) -> bool {
         self.0 & p.bit() != 0
     }
 
+    /// The set with `p` added.
     pub fn with(self, p: Point) -> Bitboard {
         Bitboard(self.0 | p.bit())
     }
 
+    /// The set with `p` taken out.
     pub fn without(self, p: Point) -> Bitboard {
         Bitboard(self.0 & !p.bit())
     }
 
+    /// Whether the set has no points.
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
 
+    /// The number of points in the set.
     pub fn len(self) -> u32 {
         self.0.count_ones()
     }
 
+    /// Whether every point of this set is in `other`.
     pub fn is_subset(self, other: Bitboard) -> bool {
         self.0 & !other.0 == 0
     }
 
+    /// The points in the set, in increasing index order.
     pub fn iter(self) -> impl Iterator<Item = Point> {
         let mut bits = self.0;
         std::iter::from_fn(move || {
@@ -445,6 +469,7 @@ impl Bitboard {
         })
     }
 
+    /// The image of the set under `sym`.
     pub fn transform(self, sym: Symmetry) -> Bitboard {
         self.iter().fold(Bitboard::EMPTY, |b, p| b.with(p.transform(sym)))
     }

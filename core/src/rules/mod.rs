@@ -21,6 +21,7 @@ pub use geometry::{
 pub use perft::perft;
 pub use picture::picture;
 pub use position::Position;
-pub use record::{action_strings, replay, replay_with, GameRecord, RecordError};
+pub(crate) use record::action_strings;
+pub use record::{replay, replay_with, GameRecord, RecordError};
 pub use setup::{BoardEntries, PerColor, Setup, SetupError, StateJson};
 pub use types::{Color, GipfRight, IllegalAction, NameError, Outcome, Phase, Piece, Row, Variant, WinReason};

@@ -12,7 +12,9 @@ use super::types::{IllegalAction, NameError, Variant};
 /// A whole game as its actions from the variant's start.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
 pub struct GameRecord {
+    /// The variant, whose start the actions are played from.
     pub variant: Variant,
+    /// Every action in order, removals included.
     #[serde(with = "action_strings")]
     pub actions: Vec<Action>,
 }
@@ -20,14 +22,25 @@ pub struct GameRecord {
 /// Why a record could not be read or replayed.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum RecordError {
+    /// The text is empty.
     #[error("a game record starts with its variant (basic, standard or tournament), then the actions")]
     MissingVariant,
+    /// The first word is no variant.
     #[error(transparent)]
     Variant(#[from] NameError),
+    /// An action's notation could not be read.
     #[error(transparent)]
     Notation(#[from] NotationError),
+    /// An action is not legal where it is played.
     #[error("action {number} '{action}' is illegal: {reason}")]
-    Illegal { number: usize, action: String, reason: IllegalAction },
+    Illegal {
+        /// The action's place in the list, counting from 1.
+        number: usize,
+        /// The action's notation.
+        action: String,
+        /// Why the position refused it.
+        reason: IllegalAction,
+    },
 }
 
 impl GameRecord {
@@ -81,7 +94,7 @@ impl fmt::Display for GameRecord {
 }
 
 /// Actions stored as their notation in serialized formats.
-pub mod action_strings {
+pub(crate) mod action_strings {
     use serde::{de::Error, Deserialize, Deserializer, Serializer};
 
     use crate::rules::Action;

@@ -17,11 +17,14 @@ use super::types::{Color, GipfRight, Phase, Piece, Variant};
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PerColor<T> {
+    /// White's value.
     pub white: T,
+    /// Black's value.
     pub black: T,
 }
 
 impl<T: Copy> PerColor<T> {
+    /// `color`'s value.
     pub fn get(&self, color: Color) -> T {
         match color {
             Color::White => self.white,
@@ -29,6 +32,7 @@ impl<T: Copy> PerColor<T> {
         }
     }
 
+    /// Each player's value `f(color)`.
     pub fn from_fn(f: impl Fn(Color) -> T) -> PerColor<T> {
         PerColor { white: f(Color::White), black: f(Color::Black) }
     }
@@ -70,12 +74,20 @@ impl Serialize for BoardEntries {
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Setup {
+    /// The variant played.
     pub variant: Variant,
+    /// The pieces on the board.
     pub board: BoardEntries,
+    /// Pieces each player has left to bring in (a GIPF piece takes two).
     pub reserve: PerColor<u8>,
+    /// Pieces of each colour captured by the opponent; `None` makes the
+    /// variant's total add up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub captured: Option<PerColor<u8>>,
+    /// Whose push it is.
     pub to_move: Color,
+    /// Tournament only (and required there): whether each player may still
+    /// bring in GIPF pieces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gipf_allowed: Option<PerColor<bool>>,
 }
@@ -83,28 +95,75 @@ pub struct Setup {
 /// Why a position was refused.
 #[derive(Debug, Error)]
 pub enum SetupError {
+    /// The text is not JSON of a position's shape (an unknown key included).
     #[error("malformed position JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// A board key is not a cell.
     #[error("board: {0}")]
     Cell(#[from] NotationError),
+    /// A piece on this dot.
     #[error("board: {0} is a dot on the rim; pieces stand only on interior points")]
     OnDot(String),
+    /// A point given twice.
     #[error("board: {cell} is given twice")]
-    Repeated { cell: String },
+    Repeated {
+        /// The point's name as written.
+        cell: String,
+    },
+    /// A board value that is not a piece's letter.
     #[error("board: '{value}' at {cell} is not a piece: expected w, b, W or B")]
-    NotAPiece { cell: String, value: String },
+    NotAPiece {
+        /// The point's name as written.
+        cell: String,
+        /// The value written there.
+        value: String,
+    },
+    /// A GIPF piece on this point in the basic variant.
     #[error("board: {0} holds a GIPF piece, and the basic variant has none")]
     GipfInBasic(String),
+    /// A colour whose pieces on the board, in reserve and captured do not add
+    /// up to the variant's total.
     #[error("{color}: {on_board} on the board + {reserve} in reserve + {captured} captured = {sum}, but the {variant} variant has {total} pieces each")]
-    WrongTotal { color: Color, on_board: u32, reserve: u32, captured: u32, sum: u32, variant: Variant, total: u8 },
+    WrongTotal {
+        /// The colour counted.
+        color: Color,
+        /// Its pieces on the board, a GIPF piece counting two.
+        on_board: u32,
+        /// Its reserve.
+        reserve: u32,
+        /// Its pieces captured.
+        captured: u32,
+        /// The three added up.
+        sum: u32,
+        /// The variant played.
+        variant: Variant,
+        /// The variant's pieces for each player.
+        total: u8,
+    },
+    /// With `captured` left out, a colour with more pieces on the board and in
+    /// reserve than the variant's total.
     #[error(
         "{color}: {on_board} on the board + {reserve} in reserve is more than the {variant} variant's {total} pieces"
     )]
-    TooManyPieces { color: Color, on_board: u32, reserve: u32, variant: Variant, total: u8 },
+    TooManyPieces {
+        /// The colour counted.
+        color: Color,
+        /// Its pieces on the board, a GIPF piece counting two.
+        on_board: u32,
+        /// Its reserve.
+        reserve: u32,
+        /// The variant played.
+        variant: Variant,
+        /// The variant's pieces for each player.
+        total: u8,
+    },
+    /// A tournament position without `gipf_allowed`.
     #[error("a tournament position must say gipf_allowed for each player")]
     GipfAllowedMissing,
+    /// `gipf_allowed` true for a player outside the tournament variant.
     #[error("gipf_allowed: only the tournament variant brings GIPF pieces in")]
     GipfAllowedOutsideTournament,
+    /// A position where both players have lost by having no GIPF piece.
     #[error("neither player has a GIPF piece on the board")]
     NoGipfPieceEither,
 }
@@ -215,17 +274,26 @@ fn board_entries(pos: &Position) -> impl Iterator<Item = (String, String)> + '_ 
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StateJson {
+    /// The variant played.
     pub variant: Variant,
+    /// Each occupied point's name and its piece's letter (`w`, `b`, `W`, `B`).
     pub board: BTreeMap<String, String>,
+    /// Pieces each player has left to bring in.
     pub reserve: PerColor<u8>,
+    /// Pieces of each colour captured by the opponent.
     pub captured: PerColor<u8>,
+    /// The player who must decide now; `None` once the game is over.
     pub to_act: Option<Color>,
+    /// `push`, `remove` or `over`.
     pub phase: String,
+    /// The legal actions' notation, sorted by their bytes.
     pub legal: Vec<String>,
+    /// The winner once the game is over, else `None`.
     pub winner: Option<Color>,
 }
 
 impl StateJson {
+    /// The state of `pos`.
     pub fn of(pos: &Position) -> StateJson {
         let mut legal: Vec<String> = pos.legal_actions().iter().map(|a| a.to_string()).collect();
         legal.sort();

@@ -12,17 +12,22 @@ use super::geometry::{Bitboard, Point};
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Color {
+    /// The player who pushes first.
     White,
+    /// The player who pushes second.
     Black,
 }
 
 impl Color {
+    /// Both colours, white first.
     pub const BOTH: [Color; 2] = [Color::White, Color::Black];
 
+    /// 0 for white, 1 for black.
     pub fn index(self) -> usize {
         self as usize
     }
 
+    /// The other colour.
     pub fn opponent(self) -> Color {
         match self {
             Color::White => Color::Black,
@@ -30,6 +35,7 @@ impl Color {
         }
     }
 
+    /// `white` or `black`, as in JSON and on the command line.
     pub fn name(self) -> &'static str {
         match self {
             Color::White => "white",
@@ -48,8 +54,10 @@ impl fmt::Display for Color {
 /// [`Variant`]'s `FromStr` return).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
+    /// The name given for a colour.
     #[error("unknown colour '{0}': expected white or black")]
     Color(String),
+    /// The name given for a variant.
     #[error("unknown variant '{0}': expected basic, standard or tournament")]
     Variant(String),
 }
@@ -74,6 +82,7 @@ pub enum Variant {
 }
 
 impl Variant {
+    /// The three variants, from the simplest.
     pub const ALL: [Variant; 3] = [Variant::Basic, Variant::Standard, Variant::Tournament];
 
     /// Pieces each player has in all: board (a GIPF piece counts two), reserve and captured.
@@ -89,6 +98,7 @@ impl Variant {
         self != Variant::Basic
     }
 
+    /// `basic`, `standard` or `tournament`, as in JSON and on the command line.
     pub fn name(self) -> &'static str {
         match self {
             Variant::Basic => "basic",
@@ -114,7 +124,9 @@ impl std::str::FromStr for Variant {
 /// A piece on the board.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Piece {
+    /// Whose piece it is.
     pub color: Color,
+    /// Whether it is a GIPF piece (two singles stacked) rather than a single.
     pub gipf: bool,
 }
 
@@ -129,6 +141,7 @@ impl Piece {
         }
     }
 
+    /// The piece a letter of [`Piece::letter`] stands for; `None` for any other character.
     pub fn from_letter(c: char) -> Option<Piece> {
         let color = match c.to_ascii_lowercase() {
             'w' => Color::White,
@@ -168,7 +181,9 @@ pub enum WinReason {
 /// The end of a game.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
 pub struct Outcome {
+    /// The player who won.
     pub winner: Color,
+    /// What the loser lacked.
     pub reason: WinReason,
 }
 
@@ -181,9 +196,13 @@ pub enum Phase {
     /// line) are the lines where a run was removed in this resolution, whose
     /// kept GIPF pieces are not offered again until a later push.
     Remove {
+        /// The player removing, who may be the one not to move.
         player: Color,
+        /// Bit `l` is set when a run on line `l` (an index into [`crate::rules::lines`])
+        /// was removed in this resolution.
         done_lines: u32,
     },
+    /// The game has ended so.
     Over(Outcome),
 }
 
@@ -191,33 +210,46 @@ pub enum Phase {
 /// occupied points containing four or more pieces of the owner's colour).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Row {
+    /// The line's index into [`crate::rules::lines`] (0..21).
     pub line: u8,
+    /// The points of the run.
     pub run: Bitboard,
 }
 
 /// Why an action was refused.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum IllegalAction {
+    /// No action is legal once the game is over.
     #[error("the game is over")]
     GameOver,
+    /// A push while this player has rows to remove.
     #[error("{0} must first decide how to remove their rows")]
     RemovalPending(Color),
+    /// A removal or `x-` while this player must push.
     #[error("{0} must push; no row is waiting to be removed")]
     PushPending(Color),
+    /// A push onto a line full from this entry point to the rim.
     #[error("the line from {0} is full up to the rim; the push would push a piece off the board")]
     LineFull(Point),
+    /// A push by this player with an empty reserve.
     #[error("{0} has no piece left in reserve")]
     EmptyReserve(Color),
+    /// A GIPF push by this player with one piece in reserve.
     #[error("{0} needs two pieces in reserve to bring in a GIPF piece")]
     ReserveTooSmallForGipf(Color),
+    /// A GIPF push in the basic or standard variant.
     #[error("GIPF pieces are brought in only in the tournament variant")]
     GipfPushNotInVariant,
+    /// A GIPF push in the tournament variant by this player, who has pushed a single.
     #[error("{0} has pushed a single and may no longer bring in GIPF pieces")]
     GipfPushNoLonger(Color),
+    /// A single as this player's first push in the tournament variant.
     #[error("{0}'s first push must bring in a GIPF piece")]
     FirstPushMustBeGipf(Color),
+    /// A removal that is no row's run less some of its GIPF pieces.
     #[error("it removes no row's run less some of its GIPF pieces; see the legal removals")]
     NotARemoval,
+    /// `x-` while a row with a single in it remains.
     #[error("rows with singles in them remain; only rows made of GIPF pieces alone may be left")]
     CannotLeave,
 }

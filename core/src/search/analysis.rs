@@ -22,6 +22,7 @@ pub struct Analysis {
 pub struct Candidate {
     /// The action, in the official notation.
     pub action: String,
+    /// The simulations that went through it.
     pub visits: u32,
     /// The mean value of its simulations for the player to act at the root
     /// (`None` before any visit).

@@ -27,9 +27,19 @@ pub enum Root {
     /// Dirichlet noise (`fraction` of noise of concentration `alpha`) mixed
     /// into the priors, and KataGo's forced playouts with factor
     /// `forced_playouts` (0: none).
-    Noise { alpha: f32, fraction: f32, forced_playouts: f32 },
+    Noise {
+        /// The Dirichlet concentration, above 0.
+        alpha: f32,
+        /// The noise's share of each prior, in 0..=1.
+        fraction: f32,
+        /// The forced playouts' factor, in 0..=100 (0: none).
+        forced_playouts: f32,
+    },
     /// Gumbel root selection among `candidates` sampled actions.
-    Gumbel { candidates: usize },
+    Gumbel {
+        /// How many actions are sampled, at least 1.
+        candidates: usize,
+    },
 }
 
 /// A [`Root`] whose settings are out of their ranges.
@@ -123,6 +133,7 @@ impl Search {
         self.target
     }
 
+    /// The tree, to read the search's results from.
     pub fn tree(&self) -> &Tree {
         &self.tree
     }
@@ -173,6 +184,7 @@ impl Search {
 
 /// A game that [`Batched`] advances: it owns a search.
 pub trait Searching {
+    /// The game's search.
     fn search(&mut self) -> &mut Search;
 }
 
@@ -200,7 +212,14 @@ pub enum BatchError {
         "{logits} logits and {values} values for a batch of {leaves} leaves ({NUM_ACTIONS} logits and one value a \
          leaf expected)"
     )]
-    Outputs { leaves: usize, logits: usize, values: usize },
+    Outputs {
+        /// Leaves in the gathered batch.
+        leaves: usize,
+        /// Logits given.
+        logits: usize,
+        /// Values given.
+        values: usize,
+    },
     /// A gathered batch waits for its outputs: games cannot leave, nor a
     /// next batch be gathered, before they are applied.
     #[error("a gathered batch waits for its outputs")]
@@ -208,6 +227,36 @@ pub enum BatchError {
 }
 
 /// Many games, each with its search, whose leaves share one batch.
+///
+/// ```rust
+/// use gipf_core::encoding::{INPUT_SIZE, NUM_ACTIONS};
+/// use gipf_core::rules::{Position, Variant};
+/// use gipf_core::search::{Batched, Root, Search, SearchConfig};
+///
+/// let config = SearchConfig::default();
+/// let mut batched = Batched::default();
+/// for seed in 0..2 {
+///     let mut search = Search::new(Position::new(Variant::Standard), seed);
+///     search.start(32, Root::Plain, &config).unwrap();
+///     batched.push(search);
+/// }
+/// loop {
+///     let n = batched.gather(&config, |_| true).unwrap();
+///     if n == 0 {
+///         break;
+///     }
+///     assert_eq!(batched.input().len(), n * INPUT_SIZE);
+///     // A network would run on `batched.input()` here; all zeros stand in
+///     // for its outputs (uniform priors, value 0), as `ConstantForward` gives.
+///     let (logits, values) = (vec![0.0; n * NUM_ACTIONS], vec![0.0; n]);
+///     batched.apply(&logits, &values, &config).unwrap();
+/// }
+/// for search in batched.games() {
+///     assert!(search.is_done() && search.tree().root_visits() >= 32);
+///     let best = search.tree().best_action().unwrap();
+///     assert!(search.tree().root_position().is_legal(best));
+/// }
+/// ```
 pub struct Batched<G> {
     games: Vec<G>,
     /// Each game's leaves in the gathered batch (empty: none from it).
@@ -223,6 +272,7 @@ impl<G> Default for Batched<G> {
 }
 
 impl<G: Searching + Send> Batched<G> {
+    /// The games, in the order they were added.
     pub fn games(&self) -> &[G] {
         &self.games
     }
@@ -233,10 +283,12 @@ impl<G: Searching + Send> Batched<G> {
         &mut self.games
     }
 
+    /// The number of games.
     pub fn len(&self) -> usize {
         self.games.len()
     }
 
+    /// Whether there are no games.
     pub fn is_empty(&self) -> bool {
         self.games.is_empty()
     }

@@ -11,8 +11,11 @@ use crate::rules::{Action, Position};
 /// player to act, in [-1, 1].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
+    /// The legal actions, in [`Position::legal_actions`]' order.
     pub actions: Vec<Action>,
+    /// A prior for each of `actions`, at the same index.
     pub priors: Vec<f32>,
+    /// The value for the player to act, in [-1, 1].
     pub value: f32,
 }
 

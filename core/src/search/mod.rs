@@ -129,6 +129,7 @@ impl Node {
 }
 
 impl Tree {
+    /// A tree of one node, `pos`, not yet evaluated.
     pub fn new(pos: Position) -> Tree {
         Tree { nodes: vec![Node::new(pos)], edges: Vec::new(), root: 0, gumbel: None, forced: None }
     }

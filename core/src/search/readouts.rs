@@ -5,6 +5,7 @@ use super::{as_seen_by, sigma, softmax, Tree};
 use crate::rules::{Action, Position};
 
 impl Tree {
+    /// The position at the root.
     pub fn root_position(&self) -> &Position {
         &self.nodes[self.root as usize].pos
     }
@@ -58,9 +59,9 @@ impl Tree {
     }
 
     /// The action the search recommends: a proven win if there is one (known
-    /// only with [`SearchConfig::solver`]); else with Gumbel root selection
-    /// the best remaining candidate; otherwise the most visited, a proven
-    /// loss only when every action is one.
+    /// only with [`SearchConfig::solver`](super::SearchConfig::solver)); else
+    /// with Gumbel root selection the best remaining candidate; otherwise the
+    /// most visited, a proven loss only when every action is one.
     pub fn best_action(&self) -> Option<Action> {
         let children = self.children(self.root);
         let player = self.root_position().to_act()?;

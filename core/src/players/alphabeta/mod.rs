@@ -41,7 +41,9 @@ const ASPIRATION: i32 = 35;
 /// until the time is spent (read from the search's [`Clock`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
+    /// Search this many pushes deep.
     Depth(u32),
+    /// Deepen until this much time has passed.
     Time(Duration),
 }
 

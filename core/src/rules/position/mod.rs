@@ -9,6 +9,24 @@ use super::types::{Color, GipfRight, IllegalAction, Outcome, Phase, Piece, Row, 
 
 /// A complete game state: board, reserves, captured pieces, whose turn, and
 /// the decision pending. Fixed-size and `Copy`.
+///
+/// ```rust
+/// use gipf_core::rules::{Action, Color, Position, Variant};
+///
+/// let mut pos = Position::new(Variant::Standard);
+/// assert_eq!(pos.to_act(), Some(Color::White));
+/// // At the start every one of the 42 pushes is open, with singles only.
+/// let legal = pos.legal_actions();
+/// assert_eq!(legal.len(), 42);
+/// let push: Action = "a1-b2".parse().unwrap();
+/// assert!(legal.contains(&push));
+/// pos.play(push).unwrap();
+/// assert_eq!(pos.reserve(Color::White), 11);
+/// assert_eq!(pos.to_act(), Some(Color::Black));
+/// // An illegal action is refused and leaves the position as it was.
+/// assert!(pos.play("Ga1-b2".parse().unwrap()).is_err());
+/// assert_eq!(pos.to_act(), Some(Color::Black));
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Position {
     pieces: [Bitboard; 2],
@@ -90,10 +108,12 @@ impl Position {
         }
     }
 
+    /// The variant being played.
     pub fn variant(&self) -> Variant {
         self.variant
     }
 
+    /// The decision pending: a push, a removal, or none when the game is over.
     pub fn phase(&self) -> Phase {
         self.phase
     }
@@ -112,6 +132,7 @@ impl Position {
         }
     }
 
+    /// Who won and why, or `None` while the game goes on.
     pub fn outcome(&self) -> Option<Outcome> {
         match self.phase {
             Phase::Over(outcome) => Some(outcome),
@@ -119,10 +140,12 @@ impl Position {
         }
     }
 
+    /// Whether the game has ended.
     pub fn is_over(&self) -> bool {
         matches!(self.phase, Phase::Over(_))
     }
 
+    /// The piece on `point`, or `None` when it is empty.
     pub fn piece_at(&self, point: Point) -> Option<Piece> {
         let gipf = self.gipf.contains(point);
         Color::BOTH.into_iter().find(|c| self.pieces[c.index()].contains(point)).map(|color| Piece { color, gipf })
@@ -138,10 +161,12 @@ impl Position {
         self.gipf
     }
 
+    /// The points holding a piece of either colour.
     pub fn occupied(&self) -> Bitboard {
         self.pieces[0] | self.pieces[1]
     }
 
+    /// Pieces `color` has left to bring in (a GIPF piece takes two).
     pub fn reserve(&self, color: Color) -> u8 {
         self.reserve[color.index()]
     }
@@ -157,6 +182,7 @@ impl Position {
         (own.len() + (own & self.gipf).len()) as u8
     }
 
+    /// What `color` may bring in with respect to GIPF pieces.
     pub fn gipf_right(&self, color: Color) -> GipfRight {
         self.gipf_rights[color.index()]
     }

@@ -10,7 +10,9 @@ use std::sync::LazyLock;
 
 use crate::players::patterns::Lines;
 use crate::rules::{Bitboard, Cell, Color, GipfRight, Point, Position, NUM_POINTS};
-pub use weights::WEIGHTS;
+/// The weight of each feature of [`FEATURE_NAMES`], in hundredths of a logit
+/// (kept in `weights.rs`, which `gipf tune --write` rewrites).
+pub const WEIGHTS: [i32; FEATURES] = weights::WEIGHTS;
 
 /// How many features a position has.
 pub const FEATURES: usize = 16;
