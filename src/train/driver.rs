@@ -11,6 +11,7 @@ use super::{
     READ_EVERY,
 };
 use super::{GamesSource, Window};
+use tch::Device;
 
 /// Why [`train_steps`] stopped short.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,18 +82,10 @@ pub fn train_steps(
     let window: &Window = window;
     let batch_size = config.train.batch_size;
     let device = trainer.network.device();
-    let mut batch_rng = rand::rngs::SmallRng::seed_from_u64(rng.random());
+    let batch_rng = rand::rngs::SmallRng::seed_from_u64(rng.random());
     let mut done = 0;
     std::thread::scope(|scope| -> Result<()> {
-        let (sender, batches) = std::sync::mpsc::sync_channel(2);
-        scope.spawn(move || {
-            for _ in 0..take {
-                let batch = DeviceBatch::new(&window.batch(batch_size, &mut batch_rng), device);
-                if sender.send(batch).is_err() {
-                    break;
-                }
-            }
-        });
+        let batches = prefetch(scope, window, batch_size, device, batch_rng, Some(take));
         let mut sums = StepSums::new(device);
         let mut start = Instant::now();
         for i in 0..take {
@@ -118,6 +111,31 @@ pub fn train_steps(
     logs.flush();
     let wait = (take < steps).then_some(Wait::Reuse { drawn: trainer.samples_drawn, read: window.total_samples });
     Ok(Trained { steps: done, wait })
+}
+
+/// Batches of `window` built and copied to `device` on a thread of `scope`
+/// while the caller trains on the ones before, at most two ahead: `count`
+/// of them (`None`: until the receiver is dropped). Training and the
+/// trainer's benchmark both take their batches from here.
+pub fn prefetch<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    window: &'scope Window,
+    batch_size: usize,
+    device: Device,
+    mut rng: rand::rngs::SmallRng,
+    count: Option<u64>,
+) -> std::sync::mpsc::Receiver<DeviceBatch> {
+    let (sender, batches) = std::sync::mpsc::sync_channel(2);
+    scope.spawn(move || {
+        let mut left = count;
+        while left != Some(0) {
+            left = left.map(|n| n - 1);
+            if sender.send(DeviceBatch::new(&window.batch(batch_size, &mut rng), device)).is_err() {
+                break;
+            }
+        }
+    });
+    batches
 }
 
 /// Logs an interval of steps read back: its means, and the batches it

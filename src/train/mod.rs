@@ -37,7 +37,7 @@ use crate::config::{Config, TrainConfig};
 use crate::encoding::ENCODING_VERSION;
 use crate::error::LoadError;
 use crate::net::{machine_name, NetConfig, Network, Precision};
-pub use driver::{train_steps, Trained, Wait};
+pub use driver::{prefetch, train_steps, Trained, Wait};
 pub use from::ParentModel;
 pub use games_read::GamesRead;
 pub use logs::Logs;

@@ -8,7 +8,7 @@ use clap::Parser;
 use gipf::config::Config;
 use gipf::net::parse_device;
 use gipf::train::Window;
-use gipf::train::{jobs, window_size, DeviceBatch, ParentModel, RunDir, StepSums, Trainer, READ_EVERY};
+use gipf::train::{jobs, prefetch, window_size, DeviceBatch, ParentModel, RunDir, StepSums, Trainer, READ_EVERY};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
@@ -109,14 +109,7 @@ fn bench(config: &Config, run_dir: &RunDir, device: tch::Device, seconds: f64) -
     let slice = Duration::from_secs(1).min(duration);
     let (mut raw, mut loaded) = ((0u64, 0.0f64), (0u64, 0.0f64));
     std::thread::scope(|scope| -> Result<()> {
-        let (sender, batches) = std::sync::mpsc::sync_channel(2);
-        let window = &window;
-        let mut batch_rng = SmallRng::seed_from_u64(1);
-        scope.spawn(
-            move || {
-                while sender.send(DeviceBatch::new(&window.batch(batch_size, &mut batch_rng), device)).is_ok() {}
-            },
-        );
+        let batches = prefetch(scope, &window, batch_size, device, SmallRng::seed_from_u64(1), None);
         while raw.1 < seconds || loaded.1 < seconds {
             let start = Instant::now();
             while start.elapsed() < slice {
