@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The public API of the library crates (gipf-core, gipf), one item a line:
 # every public module, type, trait, function, constant and inherent
-# method, by its path, from rustdoc's JSON output (nightly Rust, which
-# scripts/fuzz.sh also uses). For reviewing what a change adds to or
+# method, by the path a user writes (re-exports followed; a module of
+# another crate re-exported is one line), from rustdoc's JSON output
+# (nightly Rust, which scripts/fuzz.sh also uses). For reviewing what a change adds to or
 # removes from what users can build on:
 #
 #   scripts/public-api.sh > after.txt; diff before.txt after.txt
@@ -20,24 +21,69 @@ for crate in $CRATES; do
 import json, sys
 
 doc = json.load(open(sys.argv[1]))
-index, paths = doc["index"], doc["paths"]
-kinds = {"module", "struct", "enum", "trait", "function", "constant", "type_alias", "static", "macro", "union"}
+index = doc["index"]
 items = set()
-for id, summary in paths.items():
-    if summary["crate_id"] == 0 and summary["kind"] in kinds and id in index:
-        items.add(f'{summary["kind"]} {"::".join(summary["path"])}')
-for item in index.values():
-    impl = item["inner"].get("impl") if isinstance(item["inner"], dict) else None
-    if not impl or impl.get("trait") is not None:
-        continue
-    target = impl["for"].get("resolved_path") if isinstance(impl["for"], dict) else None
-    owner = paths.get(str(target["id"])) if target else None
-    if not owner or owner["crate_id"] != 0:
-        continue
-    for member in impl["items"]:
+
+
+def kind_of(item):
+    return next(iter(item["inner"])) if isinstance(item["inner"], dict) else item["inner"]
+
+
+def members(item, path):
+    """The public inherent methods of a type, a trait's methods."""
+    inner = item["inner"][kind_of(item)]
+    for impl in inner.get("impls", []):
+        impl = index.get(str(impl))
+        if not impl or impl["inner"]["impl"].get("trait") is not None:
+            continue
+        for member in impl["inner"]["impl"]["items"]:
+            member = index.get(str(member))
+            if member and member.get("visibility") == "public" and kind_of(member) == "function":
+                items.add(f"method {path}::{member['name']}")
+    for member in inner.get("items", []) if kind_of(item) == "trait" else []:
         member = index.get(str(member))
-        if member and member.get("visibility") == "public" and "function" in member["inner"]:
-            items.add(f'method {"::".join(owner["path"])}::{member["name"]}')
+        if member:
+            items.add(f"method {path}::{member['name']}")
+
+
+def item_at(item, path, seen):
+    kind = kind_of(item)
+    if kind == "module":
+        items.add(f"module {path}")
+        walk(item, path, seen)
+    elif kind in ("struct", "enum", "trait", "union"):
+        items.add(f"{kind} {path}")
+        members(item, path)
+    elif kind not in ("impl", "use"):
+        items.add(f"{kind} {path}")
+
+
+def walk(module, prefix, seen):
+    if module["id"] in seen:
+        return
+    seen = seen | {module["id"]}
+    for child in module["inner"]["module"]["items"]:
+        child = index.get(str(child))
+        if not child:
+            continue
+        use = child["inner"].get("use") if isinstance(child["inner"], dict) else None
+        if use is None:
+            item_at(child, f"{prefix}::{child['name']}", seen)
+            continue
+        target = index.get(str(use["id"])) if use["id"] is not None else None
+        if use["is_glob"]:
+            if target and kind_of(target) == "module":
+                walk(target, prefix, seen)
+            else:
+                items.add(f"glob {prefix}::* = {use['source']}")
+        elif target:
+            item_at(target, f"{prefix}::{use['name']}", seen)
+        else:
+            items.add(f"re-export {prefix}::{use['name']} = {use['source']}")
+
+
+root = index[str(doc["root"])]
+walk(root, root["name"], set())
 print("\n".join(sorted(items)))
 PY
 done
