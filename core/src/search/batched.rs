@@ -138,8 +138,10 @@ impl Search {
         &self.tree
     }
 
-    /// The tree, for a caller that runs it itself (a test, a benchmark).
-    pub fn tree_mut(&mut self) -> &mut Tree {
+    /// The tree, for a test that runs it itself: outside the crate a
+    /// search's tree changes only through the search.
+    #[cfg(test)]
+    pub(crate) fn tree_mut(&mut self) -> &mut Tree {
         &mut self.tree
     }
 
