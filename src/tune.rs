@@ -69,7 +69,7 @@ pub fn collect(dir: &Path) -> Result<Collected> {
         let read = match crate::shards::read(&file) {
             Ok(read) => read,
             Err(e) => {
-                tracing::warn!("skipped {}: {e:#}", file.path.display());
+                tracing::warn!("skipped {}: {:#}", file.path.display(), anyhow::Error::new(e));
                 out.skipped += 1;
                 continue;
             }

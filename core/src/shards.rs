@@ -214,7 +214,9 @@ pub fn read_all(dir: &Path) -> Result<Vec<GameFile>, ShardError> {
     for file in list(dir)? {
         let read = read(&file)?;
         if let Some(bad) = read.bad.into_iter().next() {
-            return Err(ShardError::Damaged { path: file.path, why: bad });
+            // `bad` names the file already: `FILE line N: reason`.
+            let why = bad.strip_prefix(&format!("{} ", file.path.display())).map(str::to_owned).unwrap_or(bad);
+            return Err(ShardError::Damaged { path: file.path, why });
         }
         games.extend(read.games);
     }
@@ -378,6 +380,7 @@ mod tests {
     fn the_next_sequence_is_past_the_workers_highest() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(next_sequence(dir.path(), "a").unwrap(), 0);
+        // A name from before worker names were checked may hold a '-'.
         for (worker, sequence) in [("a", 0), ("a", 4), ("b.a", 9), ("x-a", 7)] {
             std::fs::write(dir.path().join(shard_name(1, worker, sequence)), b"").unwrap();
         }

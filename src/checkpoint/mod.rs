@@ -301,7 +301,7 @@ pub fn load_checkpoint_or_older(weights: &Path, device: Device) -> Result<(Netwo
                 tracing::warn!("using {} instead", older.display());
                 return Ok((network, meta, older));
             }
-            Err(e) => tracing::warn!("{}: cannot be loaded either ({e:#})", older.display()),
+            Err(e) => tracing::warn!("{}: cannot be loaded either ({:#})", older.display(), anyhow::Error::new(e)),
         }
     }
     Err(first).with_context(|| format!("no checkpoint of {} up to this one can be loaded", folder.display()))

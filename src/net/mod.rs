@@ -208,8 +208,9 @@ impl Network {
     }
 
     /// Loads weights saved by [`Network::save`] into a network of `config`'s
-    /// shape: every variable, each fp32, of its shape and finite (else
-    /// [`LoadError::Damaged`]).
+    /// shape: every variable, each fp32, of its shape and finite (else a
+    /// [`LoadError`]: `Missing` or `Damaged`, which are damage, or
+    /// `Unreadable`).
     pub fn load(path: &Path, config: &NetConfig, device: Device) -> Result<Network, LoadError> {
         let network = Network::new(config, device, 0);
         let variables = network.vs.variables();

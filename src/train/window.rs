@@ -224,6 +224,8 @@ impl Window {
         let read = match shards::read(file) {
             Ok(read) => read,
             Err(e) => {
+                // The error and its cause (the system's reason a file cannot be read).
+                let e = anyhow::Error::new(e);
                 tracing::warn!("skipping {}: {e:#}", file.path.display());
                 report.skipped.push((file.path.clone(), format!("{e:#}")));
                 return;
